@@ -1,0 +1,57 @@
+import type { Event } from '../../src/core/event.ts';
+
+/** Access control is event-sourced like everything else: who could do what, and since when, is in the log. */
+export type ProjectCreated = Event<
+  'ProjectCreated',
+  { projectId: number; name: string; apiKeyHash: string; apiKeyMask: string; createdByUserId: number; createdAt: string }
+>;
+/** level follows PostHog's membership levels: 1 member, 8 admin, 15 owner */
+export type ProjectMemberAdded = Event<'ProjectMemberAdded', { projectId: number; userId: number; level: number }>;
+export type UserCreated = Event<
+  'UserCreated',
+  { userId: number; uuid: string; distinctId: string; email: string; firstName: string; lastName: string; createdAt: string }
+>;
+export type PersonalApiKeyCreated = Event<
+  'PersonalApiKeyCreated',
+  {
+    keyId: string;
+    userId: number;
+    label: string;
+    secureValue: string;
+    maskValue: string;
+    scopes: string[];
+    /** null: every project the user belongs to */
+    scopedProjectIds: number[] | null;
+    createdAt: string;
+  }
+>;
+export type RoleCreated = Event<
+  'RoleCreated',
+  { roleId: string; name: string; featureFlagsAccessLevel: number; createdByUserId: number | null; createdAt: string }
+>;
+export type RoleMemberAdded = Event<'RoleMemberAdded', { roleId: string; userId: number; addedAt: string }>;
+
+export type AccessEvent =
+  | ProjectCreated
+  | ProjectMemberAdded
+  | UserCreated
+  | PersonalApiKeyCreated
+  | RoleCreated
+  | RoleMemberAdded;
+
+export const accessEventTypes: readonly AccessEvent['type'][] = [
+  'ProjectCreated',
+  'ProjectMemberAdded',
+  'UserCreated',
+  'PersonalApiKeyCreated',
+  'RoleCreated',
+  'RoleMemberAdded',
+];
+
+export const projectStream = (id: number) => `project-${id}`;
+export const userStream = (id: number) => `user-${id}`;
+export const personalApiKeyStream = (id: string) => `personal_api_key-${id}`;
+export const roleStream = (id: string) => `role-${id}`;
+
+export const ACCESS_LEVEL = { member: 1, admin: 8, owner: 15 } as const;
+export const FLAG_ACCESS = { view: 21, edit: 37 } as const;

@@ -1,0 +1,166 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { type AppContext, nextId } from '../../src/appContext.ts';
+import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
+import type { EventMetadata } from '../../src/core/event.ts';
+import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { getFeatureFlag, isFlagKeyTaken } from '../../queries/featureFlags/featureFlagQueries.ts';
+import { FlagView } from '../../queries/featureFlags/flagView.ts';
+import { getRoleAccess, RoleAccessView, roleExists } from '../../queries/featureFlags/roleAccessView.ts';
+import { type FlagFields, featureFlagStream } from './featureFlag.ts';
+import { featureFlagDecider } from './featureFlagDecider.ts';
+import { normalizeFlagFilters } from './flagFilters.ts';
+import { loadFlagEditor } from './loadFlagEditor.ts';
+
+const writable = {
+  name: z.string().optional(),
+  filters: z.record(z.string(), z.unknown()).optional(),
+  deleted: z.boolean().optional(),
+  active: z.boolean().optional(),
+  created_at: z.iso.datetime({ offset: true }).optional(),
+  ensure_experience_continuity: z.boolean().optional(),
+  rollback_conditions: z.unknown().optional(),
+  performed_rollback: z.boolean().optional(),
+  tags: z.array(z.unknown()).optional(),
+  analytics_dashboards: z.array(z.number().int()).optional(),
+  has_enriched_analytics: z.boolean().optional(),
+};
+const CreateFlagBody = z.object({ key: z.string(), ...writable }).meta({ id: 'FeatureFlagCreate' });
+const PatchFlagBody = z.object({ key: z.string().optional(), ...writable }).meta({ id: 'FeatureFlagPatch' });
+const ProjectParams = z.object({ project_id: z.string() });
+const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
+const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
+
+const caller = (request: FastifyRequest) => ({ user: request.principal!.user, project: request.project! });
+
+const metadata = (ctx: AppContext, request: FastifyRequest): EventMetadata => ({
+  projectId: request.project!.id,
+  userId: request.principal!.user.id,
+  apiKeyId: request.principal!.keyId,
+  correlationId: request.id,
+  occurredAt: ctx.now().toISOString(),
+});
+
+const pickFields = (body: z.infer<typeof PatchFlagBody>): Partial<FlagFields> =>
+  Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at'));
+
+/** Write side of feature flags: each route parses, looks up the facts the decider needs, decides, appends. */
+export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const prefix = '/api/projects/:project_id/feature_flags';
+  const respond = async (request: FastifyRequest, flagId: number, position: bigint | undefined) => {
+    const { user, project } = caller(request);
+    await ctx.awaitProjection('feature_flags', position);
+    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
+    const view = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
+    if (!view) throw notFoundError();
+    return view;
+  };
+
+  app.post(`${prefix}/`, {
+    config: { scope: 'feature_flag:write' },
+    schema: { tags: ['feature_flags'], params: ProjectParams, body: CreateFlagBody, response: { 201: FlagView, ...errorResponses } },
+  }, async (request, reply) => {
+    const { user, project } = caller(request);
+    const body = request.body;
+    const flagId = await nextId(ctx.pool, 'feature_flag');
+    const fields: FlagFields = {
+      name: body.name ?? '',
+      key: body.key,
+      filters: body.filters ?? normalizeFlagFilters(undefined),
+      active: body.active ?? true,
+      ensure_experience_continuity: body.ensure_experience_continuity ?? false,
+      rollback_conditions: body.rollback_conditions ?? null,
+      performed_rollback: body.performed_rollback ?? false,
+      tags: body.tags ?? [],
+      analytics_dashboards: body.analytics_dashboards ?? [],
+      has_enriched_analytics: body.has_enriched_analytics ?? false,
+    };
+    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
+      type: 'CreateFeatureFlag',
+      flagId,
+      projectId: project.id,
+      fields,
+      deleted: body.deleted ?? false,
+      createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
+      createdByUserId: user.id,
+      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, body.key),
+    }, metadata(ctx, request));
+    return reply.status(201).send(await respond(request, flagId, result.position));
+  });
+
+  app.patch(`${prefix}/:id/`, {
+    config: { scope: 'feature_flag:write' },
+    schema: { tags: ['feature_flags'], params: FlagParams, body: PatchFlagBody, response: { 200: FlagView, ...errorResponses } },
+  }, async (request) => {
+    const { user, project } = caller(request);
+    const flagId = request.params.id;
+    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
+    const current = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
+    if (!current) throw notFoundError();
+    const changes = { ...pickFields(request.body), ...(request.body.deleted !== undefined ? { deleted: request.body.deleted } : {}) };
+    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
+      type: 'PatchFeatureFlag',
+      projectId: project.id,
+      changes,
+      editor,
+      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, request.body.key ?? current.key, flagId),
+    }, metadata(ctx, request));
+    return respond(request, flagId, result.position);
+  });
+
+  // Hard deletes are refused: the only way to remove a flag is PATCH {deleted: true}.
+  app.delete(`${prefix}/:id/`, {
+    config: { scope: 'feature_flag:write' },
+    schema: { tags: ['feature_flags'], params: FlagParams, response: {} },
+  }, async (_request, reply) => reply.status(405).send());
+
+  app.post(`${prefix.replace('feature_flags', 'feature_flags/:feature_flag_id/role_access')}/`, {
+    config: { scope: 'feature_flag:write' },
+    schema: {
+      tags: ['feature_flags'],
+      params: RoleAccessParams,
+      body: z.object({ role_id: z.uuid() }),
+      response: { 201: RoleAccessView, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { user, project } = caller(request);
+    const flagId = request.params.feature_flag_id;
+    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
+    const roleAccessId = await nextId(ctx.pool, 'role_access');
+    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
+      type: 'GrantRoleAccess',
+      projectId: project.id,
+      roleAccessId,
+      roleId: request.body.role_id,
+      roleExists: await roleExists(ctx.pool, request.body.role_id),
+      editor,
+      at: ctx.now().toISOString(),
+    }, metadata(ctx, request));
+    await ctx.awaitProjection('feature_flags', result.position);
+    const view = await getRoleAccess(ctx.pool, project.id, flagId, roleAccessId, editor);
+    if (!view) throw notFoundError();
+    return reply.status(201).send(view);
+  });
+
+  app.delete(`${prefix.replace('feature_flags', 'feature_flags/:feature_flag_id/role_access')}/:id/`, {
+    config: { scope: 'feature_flag:write' },
+    schema: {
+      tags: ['feature_flags'],
+      params: RoleAccessParams.extend({ id: z.coerce.number().int() }),
+      response: { 204: z.null().describe('No content'), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { user, project } = caller(request);
+    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
+    const result = await handleCommand(ctx.store, featureFlagStream(request.params.feature_flag_id), featureFlagDecider, {
+      type: 'RevokeRoleAccess',
+      projectId: project.id,
+      roleAccessId: request.params.id,
+      editor,
+    }, metadata(ctx, request));
+    await ctx.awaitProjection('feature_flags', result.position);
+    return reply.status(204).send(null);
+  });
+};

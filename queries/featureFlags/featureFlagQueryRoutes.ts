@@ -1,0 +1,82 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/appContext.ts';
+import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+import { loadFlagEditor } from '../../commands/featureFlags/loadFlagEditor.ts';
+import { getFeatureFlag, listFeatureFlags } from './featureFlagQueries.ts';
+import { FlagView } from './flagView.ts';
+import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
+import { ActivityEntry, allFlagsActivity, flagActivity } from './flagActivity.ts';
+
+const ProjectParams = z.object({ project_id: z.string() });
+const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
+const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
+const ActivityPage = paginated(ActivityEntry).extend({ total_count: z.number().int() });
+
+const editorOf = (ctx: AppContext, request: FastifyRequest) =>
+  loadFlagEditor(ctx.pool, request.principal!.user.id, request.project!.level);
+
+/** Read side of feature flags: every route reads a read model, or the flag streams for activity. */
+export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const prefix = '/api/projects/:project_id/feature_flags';
+  const read = { scope: 'feature_flag:read' };
+
+  app.get(`${prefix}/`, {
+    config: read,
+    schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: paginated(FlagView), ...errorResponses } },
+  }, async (request) => {
+    const page = await listFeatureFlags(ctx.pool, request.project!.id, request.query, await editorOf(ctx, request));
+    return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+
+  app.get(`${prefix}/:id/`, {
+    config: read,
+    schema: { tags: ['feature_flags'], params: FlagParams, response: { 200: FlagView, ...errorResponses } },
+  }, async (request) => {
+    const flag = await getFeatureFlag(ctx.pool, request.project!.id, request.params.id, await editorOf(ctx, request));
+    if (!flag) throw notFoundError();
+    return flag;
+  });
+
+  app.get(`${prefix}/:feature_flag_id/role_access/`, {
+    config: read,
+    schema: { tags: ['feature_flags'], params: RoleAccessParams, querystring: PageQuery, response: { 200: paginated(RoleAccessView), ...errorResponses } },
+  }, async (request) => {
+    const editor = await editorOf(ctx, request);
+    if (!(await getFeatureFlag(ctx.pool, request.project!.id, request.params.feature_flag_id, editor))) throw notFoundError();
+    const page = await listRoleAccess(ctx.pool, request.project!.id, request.params.feature_flag_id, request.query, editor);
+    return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+
+  app.get(`${prefix}/:feature_flag_id/role_access/:id/`, {
+    config: read,
+    schema: { tags: ['feature_flags'], params: RoleAccessParams.extend({ id: z.coerce.number().int() }), response: { 200: RoleAccessView, ...errorResponses } },
+  }, async (request) => {
+    const editor = await editorOf(ctx, request);
+    if (!(await getFeatureFlag(ctx.pool, request.project!.id, request.params.feature_flag_id, editor))) throw notFoundError();
+    const view = await getRoleAccess(ctx.pool, request.project!.id, request.params.feature_flag_id, request.params.id, editor);
+    if (!view) throw notFoundError();
+    return view;
+  });
+
+  const activity = { scope: 'activity_log:read' };
+  app.get(`${prefix}/activity/`, {
+    config: activity,
+    schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
+  }, async (request) => {
+    const page = await allFlagsActivity(ctx.store, ctx.pool, request.project!.id, request.query);
+    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+
+  app.get(`${prefix}/:id/activity/`, {
+    config: activity,
+    schema: { tags: ['feature_flags'], params: FlagParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
+  }, async (request) => {
+    const page = await flagActivity(ctx.store, ctx.pool, request.project!.id, request.params.id, request.query);
+    if (!page) throw notFoundError();
+    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+};

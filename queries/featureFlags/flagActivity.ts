@@ -1,0 +1,129 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import {
+  type FeatureFlagEvent,
+  type FeatureFlagState,
+  FEATURE_FLAG_CATEGORY,
+  evolveFlag,
+  featureFlagEventTypes,
+  featureFlagStream,
+  flagFieldNames,
+  initialFlagState,
+} from '../../commands/featureFlags/featureFlag.ts';
+
+export const ActivityChange = z.object({
+  type: z.literal('FeatureFlag'),
+  action: z.enum(['created', 'changed', 'deleted']),
+  field: z.string(),
+  before: z.unknown(),
+  after: z.unknown(),
+});
+
+export const ActivityEntry = z
+  .object({
+    id: z.string(),
+    user: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string(), email: z.string() }).nullable(),
+    activity: z.enum(['created', 'updated', 'deleted', 'restored', 'role_access_added', 'role_access_removed']),
+    scope: z.literal('FeatureFlag'),
+    item_id: z.string(),
+    detail: z.object({
+      id: z.string(),
+      name: z.string().nullable(),
+      changes: z.array(ActivityChange),
+    }),
+    created_at: z.string(),
+  })
+  .meta({ id: 'ActivityLogEntry' });
+export type ActivityEntry = z.infer<typeof ActivityEntry>;
+type Change = z.infer<typeof ActivityChange>;
+type Present = Extract<FeatureFlagState, { status: 'present' }>;
+
+const change = (action: Change['action'], field: string, before: unknown, after: unknown): Change => ({
+  type: 'FeatureFlag', action, field, before, after,
+});
+
+/** One entry per event of a flag stream, with field-level before/after folded from the stream itself. */
+type RawEntry = Omit<ActivityEntry, 'user'> & { userId?: number; position: bigint };
+
+export function activityOf(events: readonly RecordedEvent<FeatureFlagEvent>[]): RawEntry[] {
+  let state = initialFlagState();
+  const entries: RawEntry[] = [];
+  for (const event of events) {
+    const before = state;
+    state = evolveFlag(state, event);
+    if (state.status !== 'present') continue;
+    const prev = before.status === 'present' ? (before as Present) : undefined;
+    const base = {
+      id: event.id,
+      scope: 'FeatureFlag' as const,
+      item_id: String(state.flagId),
+      created_at: event.metadata.occurredAt,
+      position: event.position,
+      ...(event.metadata.userId !== undefined ? { userId: event.metadata.userId } : {}),
+    };
+    const now = state as Present;
+    const detail = (changes: Change[]) => ({ id: String(now.flagId), name: now.fields.key, changes });
+    const entry = ((): RawEntry | undefined => {
+      switch (event.type) {
+        case 'FeatureFlagCreated':
+          return { ...base, activity: 'created', detail: detail(
+            flagFieldNames.map((f) => change('created', f, null, event.data.fields[f]))) };
+        case 'FeatureFlagPatched':
+          return { ...base, activity: 'updated', detail: detail(
+            flagFieldNames.filter((f) => f in event.data.changes).map((f) => change('changed', f, prev?.fields[f] ?? null, event.data.changes[f]))) };
+        case 'FeatureFlagSoftDeleted':
+          return { ...base, activity: 'deleted', detail: detail([change('deleted', 'deleted', false, true)]) };
+        case 'FeatureFlagRestored':
+          return { ...base, activity: 'restored', detail: detail([change('changed', 'deleted', true, false)]) };
+        case 'RoleAccessGranted':
+          return { ...base, activity: 'role_access_added', detail: detail([change('changed', 'role_access', null, { id: event.data.roleAccessId, role_id: event.data.roleId })]) };
+        case 'RoleAccessRevoked':
+          return { ...base, activity: 'role_access_removed', detail: detail([change('changed', 'role_access', { id: event.data.roleAccessId, role_id: event.data.roleId }, null)]) };
+      }
+    })();
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+
+async function withUsers(pool: pg.Pool, entries: RawEntry[]): Promise<ActivityEntry[]> {
+  const ids = [...new Set(entries.map((e) => e.userId).filter((id): id is number => id !== undefined))];
+  const { rows } = await pool.query<{ id: number; first_name: string; last_name: string; email: string }>(
+    'SELECT id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
+    [ids],
+  );
+  const users = new Map(rows.map((u) => [u.id, u]));
+  return entries.map(({ userId, position: _p, ...e }) => ({ ...e, user: (userId !== undefined && users.get(userId)) || null }));
+}
+
+const newestFirst = (a: RawEntry[]) => [...a].sort((x, y) => (x.position < y.position ? 1 : -1));
+
+/** Activity of one flag, newest first; undefined when the flag is not in this project. */
+export async function flagActivity(store: EventStore, pool: pg.Pool, projectId: number, flagId: number, page: { limit: number; offset: number }) {
+  const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
+  const created = events[0];
+  if (!created || created.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId) return undefined;
+  const all = newestFirst(activityOf(events));
+  return { count: all.length, results: await withUsers(pool, all.slice(page.offset, page.offset + page.limit)) };
+}
+
+/** Activity of every flag of a project, newest first, read from the flag streams in log order. */
+export async function allFlagsActivity(store: EventStore, pool: pg.Pool, projectId: number, page: { limit: number; offset: number }) {
+  const byStream = new Map<string, RecordedEvent<FeatureFlagEvent>[]>();
+  let after: bigint | 'start' = 'start';
+  for (;;) {
+    const batch = await store.readAll({ after, maxCount: 1000, filter: { streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`], eventTypes: featureFlagEventTypes } });
+    for (const e of batch) {
+      if (e.metadata.projectId !== projectId) continue;
+      const list = byStream.get(e.streamName) ?? [];
+      list.push(e as RecordedEvent<FeatureFlagEvent>);
+      byStream.set(e.streamName, list);
+    }
+    if (batch.length < 1000) break;
+    after = batch[batch.length - 1]!.position;
+  }
+  const all = newestFirst([...byStream.values()].flatMap(activityOf));
+  return { count: all.length, results: await withUsers(pool, all.slice(page.offset, page.offset + page.limit)) };
+}

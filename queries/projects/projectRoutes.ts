@@ -1,0 +1,24 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/appContext.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { visibleProjects } from '../../src/http/auth.ts';
+import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+
+export const ProjectView = z
+  .object({ id: z.number().int(), name: z.string(), access_level: z.number().int() })
+  .meta({ id: 'Project' });
+
+/** GET /api/projects/: the projects the calling key can see. */
+export const projectQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  app.get('/api/projects/', {
+    schema: { tags: ['projects'], querystring: PageQuery, response: { 200: paginated(ProjectView), ...errorResponses } },
+  }, async (request) => {
+    const all = await visibleProjects(ctx.pool, request.principal!);
+    const results = all.slice(request.query.offset, request.query.offset + request.query.limit)
+      .map((p) => ({ id: p.id, name: p.name, access_level: p.level }));
+    return { count: all.length, ...pageLinks(request, request.query, all.length), results };
+  });
+};

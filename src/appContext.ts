@@ -1,0 +1,40 @@
+import type pg from 'pg';
+import type { EventStore } from './eventStore/eventStore.ts';
+import type { ProjectionRunner } from './processing/projectionRunner.ts';
+
+/** What slices get from the composition root; nothing here knows about a particular feature. */
+export type AppContext = Readonly<{
+  store: EventStore;
+  pool: pg.Pool;
+  now: () => Date;
+  /**
+   * Read-your-writes: waits (bounded) until the named read model has applied `position`.
+   * Resolves false on timeout; the caller answers from the decided state anyway.
+   */
+  awaitProjection: (name: string, position: bigint | undefined) => Promise<boolean>;
+}>;
+
+export function createAwaitProjection(
+  runners: ReadonlyMap<string, ProjectionRunner>,
+  timeoutMs: number,
+): AppContext['awaitProjection'] {
+  return async (name, position) => {
+    if (position === undefined) return true;
+    const runner = runners.get(name);
+    if (!runner) throw new Error(`no projection named ${name}`);
+    return runner.waitFor(position, timeoutMs);
+  };
+}
+
+/** Integer ids come from Postgres sequences outside every read model, so rebuilds never reuse them. */
+export const idSequences = ['project', 'user', 'feature_flag', 'role_access'] as const;
+export type IdSequence = (typeof idSequences)[number];
+
+export const idSequencesSchema = idSequences
+  .map((s) => `CREATE SEQUENCE IF NOT EXISTS public.${s}_id_seq;`)
+  .join('\n');
+
+export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<number> {
+  const { rows } = await pool.query<{ id: string }>(`SELECT nextval('public.${sequence}_id_seq') AS id`);
+  return Number(rows[0]!.id);
+}

@@ -1,0 +1,59 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .refine((v) => protocols.some((p) => v.startsWith(`${p}://`)), `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`);
+
+const ConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_URL: url(['postgres', 'postgresql']).optional(),
+  CLICKHOUSE_URL: url(['http', 'https']).optional(),
+  EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
+  INIT_PROJECT_API_KEY: z.string().min(8).optional(),
+  INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** how long a REST write waits for its read model before answering anyway */
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  clickhouseUrl: string | undefined;
+  eventstoreUrl: string | undefined;
+  initProjectApiKey: string | undefined;
+  initPersonalApiKey: string | undefined;
+  logLevel: string;
+  readYourWritesTimeoutMs: number;
+}>;
+
+export class ConfigError extends Error {}
+
+/** Empty variables count as unset, so `PORT= npm start` behaves like no PORT at all. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`invalid configuration: ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    dataDir: path.resolve(c.DATA_DIR),
+    databaseUrl: c.DATABASE_URL,
+    clickhouseUrl: c.CLICKHOUSE_URL,
+    eventstoreUrl: c.EVENTSTORE_URL,
+    initProjectApiKey: c.INIT_PROJECT_API_KEY,
+    initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
+    logLevel: c.LOG_LEVEL,
+    readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
+  };
+}

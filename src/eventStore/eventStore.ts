@@ -1,0 +1,92 @@
+import type { Event, EventToAppend, RecordedEvent } from '../core/event.ts';
+
+/**
+ * The event log port, shaped after EventStoreDB so that its adapter is thin:
+ * revisions are 0-based per stream, positions are global and grow in commit order.
+ */
+export type ExpectedRevision = bigint | 'no_stream' | 'stream_exists' | 'any';
+
+/** 'start' or the position of the last event already seen (reads are exclusive of it). */
+export type AllPosition = 'start' | bigint;
+
+export type AllFilter = Readonly<{
+  streamPrefixes?: readonly string[];
+  eventTypes?: readonly string[];
+}>;
+
+export type AppendResult = Readonly<{
+  /** revision of the last event in the stream after the append */
+  nextExpectedRevision: bigint;
+  /** global position of the last appended event */
+  position: bigint;
+}>;
+
+export type ReadStreamOptions = Readonly<{
+  fromRevision?: bigint;
+  direction?: 'forwards' | 'backwards';
+  maxCount?: number;
+}>;
+
+export type ReadAllOptions = Readonly<{
+  /** exclusive: events strictly after this position ('start' = from the first event) */
+  after?: AllPosition;
+  /** with direction 'backwards', exclusive upper bound ('end' = from the newest) */
+  before?: bigint | 'end';
+  direction?: 'forwards' | 'backwards';
+  maxCount?: number;
+  filter?: AllFilter;
+}>;
+
+export type Subscription = Readonly<{
+  /** resolves once the handler has stopped being called */
+  stop: () => Promise<void>;
+}>;
+
+export type SubscribeOptions = Readonly<{
+  after?: AllPosition;
+  filter?: AllFilter;
+  /** called once when the subscription has read everything that existed when it started */
+  onCaughtUp?: () => void;
+  onError?: (error: unknown) => void;
+}>;
+
+export interface EventStore {
+  appendToStream<E extends Event>(
+    streamName: string,
+    events: readonly EventToAppend<E>[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult>;
+
+  /** Events of one stream; an absent stream yields nothing. */
+  readStream<E extends Event = Event>(
+    streamName: string,
+    options?: ReadStreamOptions,
+  ): Promise<RecordedEvent<E>[]>;
+
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+
+  /** Position of the newest event in the log, or -1n when it is empty. */
+  headPosition(): Promise<bigint>;
+
+  /**
+   * Catch-up then live: the handler sees every event after `after` exactly once, in position order;
+   * the next event is delivered only after the handler's promise resolves.
+   */
+  subscribeToAll(
+    handler: (event: RecordedEvent) => Promise<void> | void,
+    options?: SubscribeOptions,
+  ): Subscription;
+
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${streamName}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}

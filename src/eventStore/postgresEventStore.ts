@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
+import { withTransaction } from '../db/postgres.ts';
+import {
+  type AllFilter,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type SubscribeOptions,
+  type Subscription,
+  WrongExpectedRevisionError,
+} from './eventStore.ts';
+import { createAppendNotifier, type AppendNotifier } from './appendNotifier.ts';
+
+export const eventLogSchema = `
+CREATE TABLE IF NOT EXISTS event_log (
+  position     bigserial PRIMARY KEY,
+  id           uuid NOT NULL UNIQUE,
+  stream_name  text NOT NULL,
+  category     text GENERATED ALWAYS AS (split_part(stream_name, '-', 1)) STORED,
+  revision     bigint NOT NULL,
+  type         text NOT NULL,
+  data         jsonb NOT NULL,
+  metadata     jsonb NOT NULL,
+  recorded_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (stream_name, revision)
+);
+CREATE INDEX IF NOT EXISTS event_log_category_position ON event_log (category, position);
+CREATE INDEX IF NOT EXISTS event_log_type_position ON event_log (type, position);
+`;
+
+/**
+ * Every append takes this transaction-scoped advisory lock before it draws positions, so positions
+ * are handed out in commit order: a reader that has seen position N can never later find a
+ * committed event below N (the sequence-gap problem). Postgres makes a commit visible before it
+ * releases the transaction's locks, so the next appender always draws after a visible commit.
+ */
+const APPEND_LOCK_KEY = 0x6576_656e_746c_6f67n; // "eventlog"
+export const NOTIFY_CHANNEL = 'event_log_appended';
+
+type Row = {
+  position: string;
+  id: string;
+  stream_name: string;
+  revision: string;
+  type: string;
+  data: object;
+  metadata: EventMetadata;
+  recorded_at: Date;
+};
+
+const toRecorded = (r: Row): RecordedEvent => ({
+  id: r.id,
+  streamName: r.stream_name,
+  revision: BigInt(r.revision),
+  position: BigInt(r.position),
+  type: r.type,
+  data: r.data,
+  metadata: r.metadata,
+  recordedAt: r.recorded_at,
+});
+
+const COLUMNS = 'position, id, stream_name, revision, type, data, metadata, recorded_at';
+
+/** Category prefixes ("feature_flag-") use the indexed category column; other prefixes compare text. */
+function filterSql(filter: AllFilter | undefined, params: unknown[]): string {
+  const clauses: string[] = [];
+  const prefixes = filter?.streamPrefixes ?? [];
+  if (prefixes.length > 0) {
+    const categories = prefixes.filter((p) => /^[^-]+-$/.test(p)).map((p) => p.slice(0, -1));
+    const others = prefixes.filter((p) => !/^[^-]+-$/.test(p));
+    const parts: string[] = [];
+    if (categories.length > 0) {
+      params.push(categories);
+      parts.push(`category = ANY($${params.length}::text[])`);
+    }
+    for (const p of others) {
+      params.push(p);
+      parts.push(`starts_with(stream_name, $${params.length})`);
+    }
+    clauses.push(`(${parts.join(' OR ')})`);
+  }
+  if (filter?.eventTypes && filter.eventTypes.length > 0) {
+    params.push(filter.eventTypes);
+    clauses.push(`type = ANY($${params.length}::text[])`);
+  }
+  return clauses.map((c) => ` AND ${c}`).join('');
+}
+
+export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier: AppendNotifier } {
+  const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
+
+  async function appendToStream<E extends Event>(
+    streamName: string,
+    events: readonly EventToAppend<E>[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
+    const result = await withTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY.toString()]);
+      const head = await client.query<{ revision: string; position: string }>(
+        'SELECT revision, position FROM event_log WHERE stream_name = $1 ORDER BY revision DESC LIMIT 1',
+        [streamName],
+      );
+      const current = head.rows[0] ? BigInt(head.rows[0].revision) : ('no_stream' as const);
+      const expected = options.expectedRevision;
+      const ok =
+        expected === 'any' ||
+        (expected === 'no_stream' && current === 'no_stream') ||
+        (expected === 'stream_exists' && current !== 'no_stream') ||
+        (typeof expected === 'bigint' && current === expected);
+
+      // Client-chosen ids make retries idempotent: events already in the log are not appended again.
+      const ids = events.map((e) => e.id ?? randomUUID());
+      const existing = await client.query<{ id: string }>(
+        'SELECT id FROM event_log WHERE id = ANY($1::uuid[])',
+        [ids],
+      );
+      const seen = new Set(existing.rows.map((r) => r.id));
+      const fresh = events.map((e, i) => ({ e, id: ids[i]! })).filter(({ id }) => !seen.has(id));
+      if (fresh.length === 0 && events.length > 0) {
+        const last = await client.query<{ position: string; revision: string }>(
+          'SELECT position, revision FROM event_log WHERE id = ANY($1::uuid[]) ORDER BY position DESC LIMIT 1',
+          [ids],
+        );
+        return { nextExpectedRevision: BigInt(last.rows[0]!.revision), position: BigInt(last.rows[0]!.position) };
+      }
+      if (!ok) throw new WrongExpectedRevisionError(streamName, expected, current);
+
+      const start = current === 'no_stream' ? 0n : current + 1n;
+      const inserted = await client.query<{ position: string; revision: string }>(
+        `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
+         SELECT id, $2, $3::bigint + ord - 1, type, data, metadata
+         FROM unnest($1::uuid[], $4::text[], $5::jsonb[], $6::jsonb[]) WITH ORDINALITY AS t(id, type, data, metadata, ord)
+         ORDER BY ord
+         RETURNING position, revision`,
+        [
+          fresh.map((f) => f.id),
+          streamName,
+          start.toString(),
+          fresh.map((f) => f.e.type),
+          fresh.map((f) => JSON.stringify(f.e.data)),
+          fresh.map((f) => JSON.stringify(f.e.metadata)),
+        ],
+      );
+      const last = inserted.rows.reduce((a, r) => (BigInt(r.position) > a ? BigInt(r.position) : a), -1n);
+      await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
+      return { nextExpectedRevision: start + BigInt(fresh.length) - 1n, position: last };
+    });
+    notifier.wake();
+    return result;
+  }
+
+  async function readStream<E extends Event = Event>(
+    streamName: string,
+    options: ReadStreamOptions = {},
+  ): Promise<RecordedEvent<E>[]> {
+    const backwards = options.direction === 'backwards';
+    const params: unknown[] = [streamName];
+    let where = 'stream_name = $1';
+    if (options.fromRevision !== undefined) {
+      params.push(options.fromRevision.toString());
+      where += backwards ? ` AND revision <= $2` : ` AND revision >= $2`;
+    }
+    params.push(options.maxCount ?? null);
+    const { rows } = await pool.query<Row>(
+      `SELECT ${COLUMNS} FROM event_log WHERE ${where}
+       ORDER BY revision ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toRecorded) as RecordedEvent<E>[];
+  }
+
+  async function readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const params: unknown[] = [];
+    let where = 'TRUE';
+    if (options.after !== undefined && options.after !== 'start') {
+      params.push(options.after.toString());
+      where += ` AND position > $${params.length}`;
+    }
+    if (options.before !== undefined && options.before !== 'end') {
+      params.push(options.before.toString());
+      where += ` AND position < $${params.length}`;
+    }
+    where += filterSql(options.filter, params);
+    params.push(options.maxCount ?? null);
+    const { rows } = await pool.query<Row>(
+      `SELECT ${COLUMNS} FROM event_log WHERE ${where}
+       ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toRecorded);
+  }
+
+  async function headPosition(): Promise<bigint> {
+    const { rows } = await pool.query<{ p: string | null }>('SELECT max(position) AS p FROM event_log');
+    return rows[0]?.p == null ? -1n : BigInt(rows[0].p);
+  }
+
+  function subscribeToAll(
+    handler: (event: RecordedEvent) => Promise<void> | void,
+    options: SubscribeOptions = {},
+  ): Subscription {
+    let stopped = false;
+    let after: bigint = options.after === undefined || options.after === 'start' ? -1n : options.after;
+    let caughtUp = false;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          const waiter = notifier.nextWake();
+          const batch = await readAll({ after, maxCount: 1000, ...(options.filter ? { filter: options.filter } : {}) });
+          for (const event of batch) {
+            if (stopped) return;
+            await handler(event);
+            after = event.position;
+          }
+          if (batch.length < 1000) {
+            if (!caughtUp) {
+              caughtUp = true;
+              options.onCaughtUp?.();
+            }
+            await waiter;
+          }
+        } catch (error) {
+          if (stopped) return;
+          options.onError?.(error);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        notifier.wake();
+        await loop;
+      },
+    };
+  }
+
+  return {
+    notifier,
+    appendToStream,
+    readStream,
+    readAll,
+    headPosition,
+    subscribeToAll,
+    close: () => notifier.close(),
+  };
+}

@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { DomainFailure } from '../core/errors.ts';
+import { ApiError, type ApiErrorBody, fromDomainError } from './apiError.ts';
+
+// "/filters/groups/0" → "filters": PostHog names the top-level field of the body or query.
+const attrOf = (path: string) => path.split('/').filter(Boolean)[0] ?? null;
+
+/** Maps every failure to the API error shape; nothing but a bug becomes a 5xx. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const send = (status: number, body: ApiErrorBody) => reply.status(status).type('application/json').send(body);
+    if (error instanceof ApiError) return send(error.statusCode, error.body);
+    if (error instanceof DomainFailure) {
+      const mapped = fromDomainError(error.error);
+      return send(mapped.statusCode, mapped.body);
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const first = error.validation[0]!;
+      const field = attrOf(first.instancePath);
+      const missing = first.keyword === 'invalid_type' && /received undefined/.test(first.message ?? '');
+      return send(400, {
+        type: 'validation_error',
+        code: missing ? 'required' : 'invalid_input',
+        detail: missing ? 'This field is required.' : `${field ? `${field}: ` : ''}${first.message ?? 'Invalid input.'}`,
+        attr: field,
+      });
+    }
+    if (isResponseSerializationError(error)) {
+      request.log.error({ err: error, issues: error.cause.issues }, 'response does not match its schema');
+      return send(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 413) return send(413, { type: 'validation_error', code: 'payload_too_large', detail: 'Request body is too large.', attr: null });
+    if (status >= 400 && status < 500) {
+      return send(status, { type: 'validation_error', code: error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'parse_error' : 'invalid_input', detail: error.message, attr: null });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.status(404).send({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }),
+  );
+}

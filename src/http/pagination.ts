@@ -1,0 +1,31 @@
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export type PageQuery = z.infer<typeof PageQuery>;
+
+export const paginated = <T extends z.ZodType>(item: T) =>
+  z.object({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(item),
+  });
+
+/** Absolute next/previous URLs keep every other query parameter of the request. */
+export function pageLinks(request: FastifyRequest, page: PageQuery, count: number) {
+  const base = new URL(request.url, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
+  const at = (offset: number) => {
+    const url = new URL(base);
+    url.searchParams.set('limit', String(page.limit));
+    url.searchParams.set('offset', String(offset));
+    return url.toString();
+  };
+  return {
+    next: page.offset + page.limit < count ? at(page.offset + page.limit) : null,
+    previous: page.offset > 0 ? at(Math.max(0, page.offset - page.limit)) : null,
+  };
+}

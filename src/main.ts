@@ -1,0 +1,33 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { createService } from './service.ts';
+
+async function main() {
+  const config = loadConfig();
+  const service = await createService(config);
+  const url = await service.app.listen({ port: config.port, host: config.host });
+  const boot = service.bootstrap;
+  if (boot.created && boot.generated) {
+    // Shown once: only hashes are stored.
+    console.log(`\nCreated "Default project" (id ${boot.projectId}). Save these keys now, they are not shown again:`);
+    console.log(`  project API key (for capture, /decide): ${boot.projectApiKey}`);
+    console.log(`  personal API key (for /api, all scopes): ${boot.personalApiKey}\n`);
+  }
+  console.log(`hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal} received, shutting down`);
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? error.message : `failed to start: ${error instanceof Error ? error.message : String(error)}`;
+  console.error(message);
+  process.exit(1);
+});

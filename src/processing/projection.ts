@@ -1,0 +1,54 @@
+import type pg from 'pg';
+import type { RecordedEvent } from '../core/event.ts';
+import type { AllFilter } from '../eventStore/eventStore.ts';
+
+/**
+ * A Postgres read model built from the log. `schema` creates its tables with unqualified names, so
+ * the same DDL and handler can build a shadow copy in another schema during a rebuild.
+ */
+export type PgProjection = Readonly<{
+  name: string;
+  version: number;
+  tables: readonly string[];
+  schema: string;
+  filter: AllFilter;
+  /** applies a batch inside the caller's transaction; never commits */
+  handle: (events: readonly RecordedEvent[], tx: pg.PoolClient) => Promise<void>;
+}>;
+
+export const checkpointId = (p: PgProjection) => `${p.name}@${p.version}`;
+
+export const checkpointsSchema = `
+CREATE TABLE IF NOT EXISTS projection_checkpoints (
+  id          text PRIMARY KEY,
+  position    bigint NOT NULL,
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);`;
+
+/** Locks the checkpoint row for the rest of the transaction: one writer per read model at a time. */
+export async function lockCheckpoint(tx: pg.PoolClient, id: string): Promise<bigint> {
+  await tx.query(
+    'INSERT INTO public.projection_checkpoints (id, position) VALUES ($1, -1) ON CONFLICT (id) DO NOTHING',
+    [id],
+  );
+  const { rows } = await tx.query<{ position: string }>(
+    'SELECT position FROM public.projection_checkpoints WHERE id = $1 FOR UPDATE',
+    [id],
+  );
+  return BigInt(rows[0]!.position);
+}
+
+export async function storeCheckpoint(tx: pg.PoolClient, id: string, position: bigint): Promise<void> {
+  await tx.query('UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE id = $1', [
+    id,
+    position.toString(),
+  ]);
+}
+
+export async function readCheckpoint(pool: pg.Pool, id: string): Promise<bigint> {
+  const { rows } = await pool.query<{ position: string }>(
+    'SELECT position FROM public.projection_checkpoints WHERE id = $1',
+    [id],
+  );
+  return rows[0] ? BigInt(rows[0].position) : -1n;
+}

@@ -1,0 +1,48 @@
+import type pg from 'pg';
+import type { Config } from '../config.ts';
+import { createPool, withTransaction } from '../db/postgres.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
+import { createPostgresEventStore, eventLogSchema } from '../eventStore/postgresEventStore.ts';
+import { idSequencesSchema } from '../appContext.ts';
+import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
+import { startEmbeddedPostgres } from './embeddedPostgres.ts';
+
+export type Stores = Readonly<{
+  pool: pg.Pool;
+  store: EventStore;
+  /** which event log is in use, for logs and /_readyz */
+  eventLog: 'postgres' | 'eventstoredb';
+  close(): Promise<void>;
+}>;
+
+/** Opens Postgres (a server by URL, else embedded under DATA_DIR) and the event log, and migrates. */
+export async function openStores(config: Config, projections: readonly PgProjection[]): Promise<Stores> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
+  const pool = createPool(config.databaseUrl ?? embedded!.connectionString);
+  try {
+    await withTransaction(pool, async (tx) => {
+      // Migrations of concurrent starters (server and CLI) must not interleave.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hogstream-migrate'))`);
+      if (!config.eventstoreUrl) await tx.query(eventLogSchema);
+      await tx.query(checkpointsSchema);
+      await tx.query(idSequencesSchema);
+      for (const p of projections) await tx.query(p.schema);
+    });
+  } catch (error) {
+    await pool.end();
+    await embedded?.stop();
+    throw error;
+  }
+  const store = config.eventstoreUrl ? createEsdbEventStore(config.eventstoreUrl) : createPostgresEventStore(pool);
+  return {
+    pool,
+    store,
+    eventLog: config.eventstoreUrl ? 'eventstoredb' : 'postgres',
+    async close() {
+      await store.close();
+      await pool.end();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { FastifyInstance } from 'fastify';
+import { type AppContext, createAwaitProjection } from './appContext.ts';
+import type { Config } from './config.ts';
+import { buildApp } from './http/app.ts';
+import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
+import { openStores, type Stores } from './runtime/stores.ts';
+import { createClickHouse } from './runtime/clickhouse.ts';
+import { bootstrap, type BootstrapResult } from './bootstrap.ts';
+import { routes } from './routes.ts';
+import { pgProjections } from '../projections/registry.ts';
+
+export type Service = Readonly<{
+  app: FastifyInstance;
+  ctx: AppContext;
+  stores: Stores;
+  runners: ReadonlyMap<string, ProjectionRunner>;
+  bootstrap: BootstrapResult;
+  close(): Promise<void>;
+}>;
+
+/** Composition root: stores, projectors, bootstrap and the HTTP app, with an orderly close. */
+export async function createService(config: Config, options: { clickhouse?: boolean } = {}): Promise<Service> {
+  const stores = await openStores(config, pgProjections);
+  const clickhouse: ClickHouseClient | undefined =
+    options.clickhouse === false ? undefined : createClickHouse(config.clickhouseUrl, config.dataDir);
+  const runners = new Map(
+    pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const),
+  );
+  const ctx: AppContext = {
+    store: stores.store,
+    pool: stores.pool,
+    now: () => new Date(),
+    awaitProjection: createAwaitProjection(runners, config.readYourWritesTimeoutMs),
+  };
+  for (const runner of runners.values()) await runner.start();
+  const boot = await bootstrap(ctx, { projectApiKey: config.initProjectApiKey, personalApiKey: config.initPersonalApiKey });
+
+  const readiness = async () => {
+    const failing: string[] = [];
+    await stores.pool.query('SELECT 1').catch(() => failing.push('postgres'));
+    await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
+    if (clickhouse) {
+      const ping = await clickhouse.ping().catch(() => ({ success: false }));
+      if (!ping.success) failing.push('clickhouse');
+    }
+    for (const r of runners.values()) {
+      const s = r.status();
+      if (!s.running || s.lastError) failing.push(`projection ${s.name}${s.lastError ? `: ${s.lastError}` : ''}`);
+    }
+    return { ok: failing.length === 0, failing };
+  };
+  const app = await buildApp({ pool: stores.pool, routes: routes(ctx), readiness, logLevel: config.logLevel });
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    ctx,
+    stores,
+    runners,
+    bootstrap: boot,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close(); // stops accepting; waits for in-flight requests and their appends
+        for (const r of runners.values()) await r.stop(); // last batches and checkpoints
+        await clickhouse?.close();
+        await stores.close(); // stops the embedded Postgres this process started
+      })()),
+  };
+}
