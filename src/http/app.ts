@@ -28,7 +28,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
     bodyLimit: options.bodyLimit ?? 20 * 1024 * 1024,
-    ignoreTrailingSlash: true,
+    routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
   }).withTypeProvider<ZodTypeProvider>();

@@ -67,6 +67,11 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'hogstre
     return { connectionString: url(attachedPort, database), owned: false, stop: async () => undefined };
   }
 
+  if (process.getuid?.() === 0) {
+    // As root the server runs as a dedicated user, which must be able to reach its directory.
+    fs.mkdirSync(dir, { recursive: true });
+    fs.chmodSync(dataDir, 0o755);
+  }
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: dir,

@@ -1,0 +1,26 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/runtime/embeddedPostgres.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    postgresAdminUrl: string;
+  }
+}
+
+let stop: (() => Promise<void>) | undefined;
+let dir: string | undefined;
+
+export async function setup(project: TestProject) {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-pg-'));
+  const pg = await startEmbeddedPostgres(dir, 'postgres');
+  stop = pg.stop;
+  project.provide('postgresAdminUrl', pg.connectionString);
+}
+
+export async function teardown() {
+  await stop?.();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}

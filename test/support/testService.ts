@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { createTestDatabase } from './testDatabase.ts';
+
+export type TestService = Readonly<{
+  service: Service;
+  url: string;
+  config: Config;
+  projectId: number;
+  projectApiKey: string;
+  personalApiKey: string;
+  /** fetch against the running server, JSON in and out; Bearer key defaults to the admin key */
+  api: (method: string, path: string, body?: unknown, key?: string | null) => Promise<{ status: number; body: any; text: string }>;
+  close: () => Promise<void>;
+}>;
+
+/**
+ * The real service on a fresh database over real HTTP: what a client sees. ClickHouse is off here
+ * unless a test asks for it (the foundation's read models are all in Postgres).
+ */
+export async function startTestService(env: Record<string, string> = {}, options: { databaseUrl?: string; dataDir?: string } = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: options.databaseUrl ?? (await createTestDatabase()),
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    INIT_PROJECT_API_KEY: 'phc_test_project_key_0001',
+    INIT_PERSONAL_API_KEY: 'phx_test_personal_key_0001',
+    ...env,
+  });
+  const service = await createService(config, { clickhouse: false });
+  const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
+  const { rows } = await service.stores.pool.query<{ id: number }>('SELECT id FROM projects ORDER BY id LIMIT 1');
+  const api: TestService['api'] = async (method, p, body, key = config.initPersonalApiKey ?? null) => {
+    const headers: Record<string, string> = {};
+    if (key) headers.authorization = `Bearer ${key}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${url}${p}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed, text };
+  };
+  return {
+    service,
+    url,
+    config,
+    projectId: rows[0]!.id,
+    projectApiKey: config.initProjectApiKey!,
+    personalApiKey: config.initPersonalApiKey!,
+    api,
+    close: () => service.close(),
+  };
+}
