@@ -1,0 +1,114 @@
+import { parseArgs } from 'node:util';
+import { type AppContext, createAwaitProjection } from '../appContext.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { createProjectionRunner } from '../processing/projectionRunner.ts';
+import { rebuildProjection } from '../processing/rebuildProjection.ts';
+import { openStores } from '../runtime/stores.ts';
+import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
+import { pgProjections } from '../../projections/registry.ts';
+import { addProjectMember, createPersonalApiKey, createProject, createRole, ensureUser } from '../../commands/access/accessCommands.ts';
+import { ACCESS_LEVEL } from '../../commands/access/accessEvents.ts';
+
+const USAGE = `usage: npm run cli -- <command> [options] [--json]
+  project create --name NAME [--owner EMAIL]
+  personal-key create --project ID --scopes a:read,b:write [--user EMAIL] [--label LABEL]
+  role create --name NAME --access-level 21|37 [--member EMAIL ...]
+  rebuild <${pgProjections.map((p) => p.name).join('|')}|all>`;
+
+class UsageError extends Error {}
+
+type Options = {
+  json?: boolean; name?: string; owner?: string; project?: string; scopes?: string; user?: string;
+  label?: string; 'access-level'?: string; member?: string[];
+};
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`missing --${flag}`);
+  return value;
+}
+
+async function run(ctx: AppContext, words: string[], o: Options): Promise<{ json: unknown; text: string }> {
+  const [noun, verb, arg] = words;
+  const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
+  if (noun === 'project' && verb === 'create') {
+    const { userId } = await ensureUser(ctx, { email: ownerEmail });
+    const project = await createProject(ctx, { name: required(o.name, 'name'), ownerUserId: userId });
+    const key = await createPersonalApiKey(ctx, { userId, scopes: ['*'], scopedProjectIds: [project.projectId], label: 'cli' });
+    const json = { project_id: project.projectId, project_api_key: project.projectApiKey, personal_api_key: key.personalApiKey };
+    return { json, text: `project ${json.project_id} created\n  project API key: ${json.project_api_key}\n  personal API key: ${json.personal_api_key}` };
+  }
+  if (noun === 'personal-key' && verb === 'create') {
+    const projectId = Number(required(o.project, 'project'));
+    const scopes = required(o.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+    const bad = scopes.find((s) => s !== '*' && !/^[a-z_]+:(read|write)$/.test(s));
+    if (!Number.isInteger(projectId)) throw new UsageError('--project must be a project id');
+    if (bad) throw new UsageError(`invalid scope "${bad}": use object:read or object:write, or *`);
+    const { rows } = await ctx.pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
+    if (rows.length === 0) throw new UsageError(`project ${projectId} does not exist`);
+    const { userId } = await ensureUser(ctx, { email: o.user ?? ownerEmail });
+    await addProjectMember(ctx, { projectId, userId, level: ACCESS_LEVEL.member });
+    const key = await createPersonalApiKey(ctx, { userId, scopes, scopedProjectIds: [projectId], label: o.label ?? 'cli' });
+    const json = { id: key.keyId, personal_api_key: key.personalApiKey, user_id: userId, project_id: projectId, scopes };
+    return { json, text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}` };
+  }
+  if (noun === 'role' && verb === 'create') {
+    const level = Number(required(o['access-level'], 'access-level'));
+    if (level !== 21 && level !== 37) throw new UsageError('--access-level must be 21 (view) or 37 (edit)');
+    const members = [];
+    for (const email of o.member ?? []) members.push((await ensureUser(ctx, { email })).userId);
+    const { roleId } = await createRole(ctx, { name: required(o.name, 'name'), featureFlagsAccessLevel: level, memberUserIds: members, createdByUserId: null });
+    const json = { id: roleId, name: o.name, feature_flags_access_level: level, member_user_ids: members };
+    return { json, text: `role ${roleId} created` };
+  }
+  if (noun === 'rebuild') {
+    const target = verb;
+    const chosen = target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
+    if (!target || chosen.length === 0) throw new UsageError(`unknown read model "${target ?? ''}"`);
+    const rebuilt = [];
+    for (const p of chosen) {
+      const r = await rebuildProjection(ctx.store, ctx.pool, p);
+      rebuilt.push({ name: r.name, events: r.events, position: r.position.toString() });
+    }
+    return { json: { rebuilt }, text: rebuilt.map((r) => `rebuilt ${r.name} from ${r.events} events (position ${r.position})`).join('\n') };
+  }
+  void arg;
+  throw new UsageError(`unknown command "${words.join(' ')}"`);
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' }, name: { type: 'string' }, owner: { type: 'string' }, project: { type: 'string' },
+      scopes: { type: 'string' }, user: { type: 'string' }, label: { type: 'string' },
+      'access-level': { type: 'string' }, member: { type: 'string', multiple: true },
+    },
+  });
+  if (positionals.length === 0) throw new UsageError('no command given');
+  const config = loadConfig();
+  const stores = await openStores(config, pgProjections);
+  // The CLI projects what it writes itself, so it works with or without a server on the same data.
+  const runners = new Map(pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const));
+  const rebuilding = positionals[0] === 'rebuild';
+  if (!rebuilding) for (const r of runners.values()) await r.start();
+  const ctx: AppContext = {
+    store: stores.store,
+    pool: stores.pool,
+    now: () => new Date(),
+    awaitProjection: createAwaitProjection(runners, 30_000),
+  };
+  try {
+    const result = await run(ctx, positionals, values);
+    console.log(values.json ? JSON.stringify(result.json) : result.text);
+  } finally {
+    for (const r of runners.values()) await r.stop();
+    await stores.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) console.error(`${error.message}\n${USAGE}`);
+  else if (error instanceof ConfigError) console.error(error.message);
+  else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

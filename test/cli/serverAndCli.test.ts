@@ -1,0 +1,113 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-e2e-'));
+const baseEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', EVENTSTORE_URL: '', CLICKHOUSE_URL: '' };
+
+type Server = { child: ChildProcess; url: string; output: () => string };
+
+/** `npm start` as a user runs it (tsx on src/main.ts), on the embedded stores under DATA_DIR. */
+async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...baseEnv, PORT: '0', ...env } });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', () => reject(new Error(`server exited:\n${out}`)));
+  });
+  return { child, url, output: () => out };
+}
+
+const stopServer = (s: Server) =>
+  new Promise<number | null>((resolve) => {
+    s.child.on('exit', (code) => resolve(code));
+    s.child.kill('SIGTERM');
+  });
+
+const cli = async (...args: string[]) => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'], { cwd: root, env: baseEnv });
+  return JSON.parse(stdout.trim().split('\n').pop()!);
+};
+
+const get = async (url: string, key: string) => {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+let server: Server | undefined;
+afterAll(async () => {
+  if (server && server.child.exitCode === null) await stopServer(server);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start and the CLI on one data dir', () => {
+  it('fails fast on bad config with one clear line', async () => {
+    const failed = await run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...baseEnv, PORT: 'eighty' } }).catch((e) => e);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr.trim()).toMatch(/^invalid configuration: PORT: /);
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('bootstraps with generated keys printed once, serves, works beside the CLI, and keeps everything across a restart', async () => {
+    server = await startServer();
+    const personalKey = /personal API key[^:]*: (phx_\S+)/.exec(server.output())?.[1];
+    const projectKey = /project API key[^:]*: (phc_\S+)/.exec(server.output())?.[1];
+    expect(personalKey).toBeDefined();
+    expect(projectKey).toBeDefined();
+    const projects = await get(`${server.url}/api/projects/`, personalKey!);
+    expect(projects.status).toBe(200);
+    expect(projects.body.results.map((p: { name: string }) => p.name)).toEqual(['Default project']);
+
+    // The CLI attaches to the running server's embedded Postgres; the server sees its writes at once.
+    const created = await cli('project', 'create', '--name', 'Second');
+    expect(created).toMatchObject({ project_id: expect.any(Number), project_api_key: expect.stringMatching(/^phc_/), personal_api_key: expect.stringMatching(/^phx_/) });
+    const seen = await get(`${server.url}/api/projects/`, created.personal_api_key);
+    expect(seen.body.results.map((p: { id: number }) => p.id)).toEqual([created.project_id]);
+
+    const role = await cli('role', 'create', '--name', 'Flag editors', '--access-level', '37', '--member', 'ed@example.com');
+    expect(role.id).toMatch(/^[0-9a-f-]{36}$/);
+    const readOnly = await cli('personal-key', 'create', '--project', String(created.project_id), '--scopes', 'feature_flag:read', '--user', 'ed@example.com');
+    const list = await get(`${server.url}/api/projects/${created.project_id}/feature_flags/`, readOnly.personal_api_key);
+    expect(list.status).toBe(200);
+    const write = await fetch(`${server.url}/api/projects/${created.project_id}/feature_flags/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readOnly.personal_api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'nope' }),
+    });
+    expect(write.status).toBe(403);
+
+    const flag = await fetch(`${server.url}/api/projects/@current/feature_flags/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${personalKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'survives-restart' }),
+    });
+    expect(flag.status).toBe(201);
+
+    const rebuilt = await cli('rebuild', 'all');
+    expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(['access', 'feature_flags']);
+
+    expect(await stopServer(server)).toBe(0);
+    server = await startServer();
+    expect(server.output()).not.toMatch(/personal API key/);
+    const after = await get(`${server.url}/api/projects/@current/feature_flags/`, personalKey!);
+    expect(after.status).toBe(200);
+    expect(after.body.results.map((f: { key: string }) => f.key)).toEqual(['survives-restart']);
+    expect((await get(`${server.url}/_readyz`, personalKey!)).body).toEqual({ status: 'ready' });
+    expect(await stopServer(server)).toBe(0);
+  }, 120_000);
+});

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { EventToAppend, RecordedEvent } from '../../src/core/event.ts';
+import { type EventStore, WrongExpectedRevisionError } from '../../src/eventStore/eventStore.ts';
+
+const ev = (type: string, n: number, id?: string): EventToAppend => ({
+  type,
+  data: { n },
+  metadata: { occurredAt: new Date().toISOString(), projectId: 1 },
+  ...(id ? { id } : {}),
+});
+
+const waitUntil = async (cond: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+/**
+ * One behaviour for every adapter. Streams get unique names per test, so the suite also runs
+ * against a shared, non-empty EventStoreDB.
+ */
+export function eventStoreContract(name: string, open: () => Promise<EventStore>) {
+  describe(`event store contract: ${name}`, () => {
+    const stream = (category = 'contract') => `${category}-${randomUUID()}`;
+
+    it('appends to a new stream with no_stream and reads it forwards with 0-based revisions', async () => {
+      const store = await open();
+      const s = stream();
+      const result = await store.appendToStream(s, [ev('A', 1), ev('B', 2)], { expectedRevision: 'no_stream' });
+      expect(result.nextExpectedRevision).toBe(1n);
+      const events = await store.readStream(s);
+      expect(events.map((e) => [e.type, e.data, e.revision, e.streamName])).toEqual([
+        ['A', { n: 1 }, 0n, s],
+        ['B', { n: 2 }, 1n, s],
+      ]);
+      expect(events[1]!.position).toBe(result.position);
+      expect(events[0]!.position < events[1]!.position).toBe(true);
+      expect(events[0]!.metadata).toMatchObject({ projectId: 1 });
+      expect(events[0]!.recordedAt).toBeInstanceOf(Date);
+    });
+
+    it('refuses no_stream on an existing stream and a stale exact revision', async () => {
+      const store = await open();
+      const s = stream();
+      await store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'no_stream' });
+      await expect(store.appendToStream(s, [ev('A', 2)], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.appendToStream(s, [ev('A', 2)], { expectedRevision: 5n })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      const ok = await store.appendToStream(s, [ev('A', 2)], { expectedRevision: 0n });
+      expect(ok.nextExpectedRevision).toBe(1n);
+      expect((await store.readStream(s)).length).toBe(2);
+    });
+
+    it('honours stream_exists and any', async () => {
+      const store = await open();
+      const s = stream();
+      await expect(store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'any' });
+      const r = await store.appendToStream(s, [ev('A', 2)], { expectedRevision: 'stream_exists' });
+      expect(r.nextExpectedRevision).toBe(1n);
+    });
+
+    it('lets exactly one of two concurrent writers with the same expected revision win', async () => {
+      const store = await open();
+      const s = stream();
+      await store.appendToStream(s, [ev('A', 0)], { expectedRevision: 'no_stream' });
+      const results = await Promise.allSettled([
+        store.appendToStream(s, [ev('A', 1)], { expectedRevision: 0n }),
+        store.appendToStream(s, [ev('A', 2)], { expectedRevision: 0n }),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+      expect((await store.readStream(s)).length).toBe(2);
+    });
+
+    it('reads an absent stream as empty, and reads backwards and from a revision', async () => {
+      const store = await open();
+      expect(await store.readStream(stream())).toEqual([]);
+      const s = stream();
+      await store.appendToStream(s, [1, 2, 3, 4].map((n) => ev('A', n)), { expectedRevision: 'no_stream' });
+      expect((await store.readStream(s, { fromRevision: 2n })).map((e) => e.data)).toEqual([{ n: 3 }, { n: 4 }]);
+      expect((await store.readStream(s, { direction: 'backwards', maxCount: 2 })).map((e) => e.data)).toEqual([{ n: 4 }, { n: 3 }]);
+    });
+
+    it('treats re-appending an event id as a no-op (idempotent retries)', async () => {
+      const store = await open();
+      const s = stream();
+      const id = randomUUID();
+      const first = await store.appendToStream(s, [ev('A', 1, id)], { expectedRevision: 'any' });
+      const again = await store.appendToStream(s, [ev('A', 1, id)], { expectedRevision: 'any' });
+      expect(again.position).toBe(first.position);
+      expect((await store.readStream(s)).length).toBe(1);
+    });
+
+    it('reads all from an exclusive position, filtered by stream prefix or event type, in both directions', async () => {
+      const store = await open();
+      const cat = `c${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+      const start = await store.headPosition();
+      await store.appendToStream(stream(cat), [ev('X1', 1), ev('X2', 2)], { expectedRevision: 'no_stream' });
+      await store.appendToStream(stream('other'), [ev('X1', 3)], { expectedRevision: 'no_stream' });
+      const after = await store.readAll({ after: start < 0n ? 'start' : start });
+      expect(after.slice(0, 3).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const byPrefix = await store.readAll({ after: start < 0n ? 'start' : start, filter: { streamPrefixes: [`${cat}-`] } });
+      expect(byPrefix.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+      const byType = await store.readAll({ after: byPrefix[0]!.position, filter: { eventTypes: ['X1'] } });
+      expect(byType.map((e) => e.data)).toContainEqual({ n: 3 });
+      expect(byType.map((e) => e.data)).not.toContainEqual({ n: 1 });
+      const back = await store.readAll({ direction: 'backwards', maxCount: 3 });
+      expect(back.map((e) => e.data)).toEqual([{ n: 3 }, { n: 2 }, { n: 1 }]);
+      expect(await store.headPosition()).toBe(back[0]!.position);
+    });
+
+    it('subscribes to all: catches up from a checkpoint, then delivers live events in order, exactly once', async () => {
+      const store = await open();
+      const cat = `s${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+      const s = stream(cat);
+      await store.appendToStream(s, [ev('A', 1), ev('A', 2)], { expectedRevision: 'no_stream' });
+      const first = (await store.readStream(s))[0]!;
+      const seen: RecordedEvent[] = [];
+      let caughtUp = false;
+      const sub = store.subscribeToAll((e) => void seen.push(e), {
+        after: first.position,
+        filter: { streamPrefixes: [`${cat}-`] },
+        onCaughtUp: () => (caughtUp = true),
+      });
+      await waitUntil(() => caughtUp && seen.length === 1);
+      await store.appendToStream(s, [ev('A', 3)], { expectedRevision: 1n });
+      await store.appendToStream(stream(cat), [ev('A', 4)], { expectedRevision: 'no_stream' });
+      await waitUntil(() => seen.length === 3);
+      await sub.stop();
+      expect(seen.map((e) => e.data)).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }]);
+    });
+  });
+}
