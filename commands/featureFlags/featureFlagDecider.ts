@@ -55,6 +55,8 @@ function checkFields(fields: Partial<FlagFields>, keyTaken: boolean): DomainErro
     const key = validateFlagKey(fields.key);
     if (!key.ok) return validation(key.code, key.detail, key.attr);
     if (keyTaken) return keyTakenError();
+    // The key is stored as validated: surrounding whitespace trimmed (DRF CharField).
+    out.key = key.key;
   }
   if (fields.filters !== undefined) {
     const filters = validateFlagFilters(fields.filters);
@@ -82,21 +84,26 @@ export function decideFeatureFlag(command: FeatureFlagCommand, state: FeatureFla
       if (state.status === 'absent' || state.projectId !== c.projectId) return notFound();
       if (!mayEdit(state, c.editor)) return cannotEdit();
       const { deleted, ...requested } = c.changes;
+      const sent = Object.fromEntries(
+        flagFieldNames.filter((f: FlagField) => requested[f] !== undefined).map((f) => [f, requested[f]]),
+      ) as Partial<FlagFields>;
+      // Validate and normalise first (trimmed key, normalised filters), then keep only real changes,
+      // so re-sending a stored value in its un-normalised form is not recorded as a change.
+      const checked = checkFields(sent, false);
+      if ('kind' in checked) return checked;
       const changed = Object.fromEntries(
         flagFieldNames
-          .filter((f: FlagField) => requested[f] !== undefined && !isDeepStrictEqual(requested[f], state.fields[f]))
-          .map((f) => [f, requested[f]]),
+          .filter((f: FlagField) => checked[f] !== undefined && !isDeepStrictEqual(checked[f], state.fields[f]))
+          .map((f) => [f, checked[f]]),
       ) as Partial<FlagFields>;
       const restoring = deleted === false && state.deleted;
       const liveAfter = deleted === undefined ? !state.deleted : !deleted;
       // Keys are unique among live flags only: a restore or a rename of a live flag needs a free key.
       const needsFreeKey = liveAfter && (changed.key !== undefined || restoring);
-      const checked = checkFields(changed, false);
-      if ('kind' in checked) return checked;
       if (needsFreeKey && c.keyTaken) return keyTakenError();
       const events: FeatureFlagEvent[] = [];
       if (restoring) events.push({ type: 'FeatureFlagRestored', data: { flagId: state.flagId } });
-      if (Object.keys(checked).length > 0) events.push({ type: 'FeatureFlagPatched', data: { flagId: state.flagId, changes: checked } });
+      if (Object.keys(changed).length > 0) events.push({ type: 'FeatureFlagPatched', data: { flagId: state.flagId, changes: changed } });
       if (deleted === true && !state.deleted) events.push({ type: 'FeatureFlagSoftDeleted', data: { flagId: state.flagId } });
       return events;
     })

@@ -85,7 +85,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       deleted: body.deleted ?? false,
       createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
       createdByUserId: user.id,
-      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, body.key),
+      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, body.key.trim()),
     }, metadata(ctx, request));
     return reply.status(201).send(await respond(request, flagId, result.position));
   });
@@ -105,7 +105,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       projectId: project.id,
       changes,
       editor,
-      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, request.body.key ?? current.key, flagId),
+      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, (request.body.key ?? current.key).trim(), flagId),
     }, metadata(ctx, request));
     return respond(request, flagId, result.position);
   });

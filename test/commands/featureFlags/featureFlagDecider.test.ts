@@ -230,7 +230,7 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
   });
 
   // validateFlagKey (DRF CharField semantics) accepts a key with surrounding whitespace and returns
-  // it trimmed; the decider validates with it but stores the untrimmed input.
+  // it trimmed; the trimmed key is the one stored.
   it('stores the trimmed key that validation accepted', () => {
     given([])
       .when(create({ fields: fields({ key: '  beta-feature  ' }) }))
@@ -273,12 +273,21 @@ describe('featureFlagDecider: PatchFeatureFlag', () => {
     given([created()]).when(patch({})).thenNothing();
   });
 
-  // The stored filters are normalized; the comparison is made against the raw request, so filters
-  // that normalize to exactly the stored value are reported as changed.
+  // Stored filters are normalized, so the request is normalized before comparing: re-sending the
+  // same filters in un-normalized form is not a change.
   it('produces no events for filters that normalize to the stored ones', () => {
     given([created()])
       .when(patch({ filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }))
       .thenNothing();
+  });
+
+  // Likewise the key is compared in its trimmed form.
+  it('treats the current key padded with whitespace as unchanged', () => {
+    given([created()]).when(patch({ key: ' beta-feature ' })).thenNothing();
+  });
+
+  it('stores a renamed key trimmed', () => {
+    given([created()]).when(patch({ key: '  beta-2 ' })).then([patched({ key: 'beta-2' })]);
   });
 
   it('rejects invalid filters', () => {

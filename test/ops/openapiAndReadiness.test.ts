@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/testService.ts';
+
+let t: TestService;
+beforeAll(async () => { t = await startTestService(); });
+afterAll(async () => t?.close());
+
+describe('OpenAPI document', () => {
+  it('is generated from the routes’ zod schemas and served with a browsable UI', async () => {
+    const doc = await t.api('GET', '/api/schema/', undefined, null);
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toMatch(/^3\./);
+    const create = doc.body.paths['/api/projects/{project_id}/feature_flags/'].post;
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '404']));
+    const flag = doc.body.components.schemas.FeatureFlag;
+    expect(flag.required).toEqual(expect.arrayContaining(['id', 'key', 'filters', 'is_simple_flag', 'can_edit']));
+    const ui = await fetch(`${t.url}/api/schema/swagger-ui/`);
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toMatch(/swagger/i);
+  });
+});
+
+describe('health and readiness', () => {
+  it('/_readyz answers 503 naming a projector that is not running, and 200 again once it runs', async () => {
+    expect((await t.api('GET', '/_readyz', undefined, null)).status).toBe(200);
+    const runner = t.service.runners.get('feature_flags')!;
+    await runner.stop();
+    const down = await t.api('GET', '/_readyz', undefined, null);
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ status: 'not_ready', failing: ['projection feature_flags'] });
+    expect((await t.api('GET', '/_health', undefined, null)).status).toBe(200);
+    await runner.start();
+    expect((await t.api('GET', '/_readyz', undefined, null)).status).toBe(200);
+  });
+
+  it('unknown routes answer 404 in the error shape', async () => {
+    const res = await t.api('GET', '/nope', undefined, null);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
+  });
+});
