@@ -109,10 +109,11 @@ export function decideFeatureFlag(command: FeatureFlagCommand, state: FeatureFla
     })
     .with({ type: 'GrantRoleAccess' }, (c): readonly FeatureFlagEvent[] | DomainError => {
       if (state.status === 'absent' || state.projectId !== c.projectId) return notFound();
+      // Permission first, so a caller who may not edit learns nothing about which role ids exist.
+      if (!mayEdit(state, c.editor)) return cannotEdit();
       if (!c.roleExists) return validation('invalid_input', 'Role does not exist.', 'role_id');
       if (state.roleAccess.some((r) => r.roleId === c.roleId))
         return validation('unique', 'This role already has access to this feature flag.', 'role_id');
-      if (!mayEdit(state, c.editor)) return cannotEdit();
       return [{ type: 'RoleAccessGranted', data: { flagId: state.flagId, roleAccessId: c.roleAccessId, roleId: c.roleId, addedAt: c.at } }];
     })
     .with({ type: 'RevokeRoleAccess' }, (c): readonly FeatureFlagEvent[] | DomainError => {
