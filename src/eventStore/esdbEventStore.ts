@@ -244,8 +244,18 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     return subscription;
   }
 
+  // No multi-stream transaction in EventStoreDB: stream by stream, idempotent by event id on retry.
+  async function appendMany(batch: Parameters<EventStore['appendMany']>[0]) {
+    const results = [];
+    for (const item of batch) {
+      results.push(await appendToStream(item.streamName, item.events, { expectedRevision: item.expectedRevision }));
+    }
+    return results;
+  }
+
   return {
     appendToStream,
+    appendMany,
     readStream,
     readAll,
     headPosition,

@@ -21,6 +21,12 @@ export type AppendResult = Readonly<{
   position: bigint;
 }>;
 
+export type StreamAppend = Readonly<{
+  streamName: string;
+  events: readonly EventToAppend[];
+  expectedRevision: ExpectedRevision;
+}>;
+
 export type ReadStreamOptions = Readonly<{
   fromRevision?: bigint;
   direction?: 'forwards' | 'backwards';
@@ -56,6 +62,14 @@ export interface EventStore {
     events: readonly EventToAppend<E>[],
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult>;
+
+  /**
+   * Appends to several streams at once. The Postgres adapter does it in one transaction (all or
+   * nothing); EventStoreDB has no multi-stream transaction, so its adapter appends stream by stream
+   * and a failure may leave earlier streams appended — callers retry with the same event ids,
+   * which the log treats as no-ops.
+   */
+  appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]>;
 
   /** Events of one stream; an absent stream yields nothing. */
   readStream<E extends Event = Event>(

@@ -9,6 +9,7 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevisionError,
@@ -23,8 +24,9 @@ CREATE TABLE IF NOT EXISTS event_log (
   category     text GENERATED ALWAYS AS (split_part(stream_name, '-', 1)) STORED,
   revision     bigint NOT NULL,
   type         text NOT NULL,
-  data         jsonb NOT NULL,
-  metadata     jsonb NOT NULL,
+  -- json, not jsonb: the log is written far more than it is queried inside, and json keeps the text as sent
+  data         json NOT NULL,
+  metadata     json NOT NULL,
   recorded_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
   UNIQUE (stream_name, revision)
 );
@@ -93,64 +95,86 @@ function filterSql(filter: AllFilter | undefined, params: unknown[]): string {
 export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier: AppendNotifier } {
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
+  /** All streams of a batch in one transaction: one lock, one head lookup, one insert. */
+  async function appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (batch.length === 0) return [];
+    const results = await withTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY.toString()]);
+      const names = [...new Set(batch.map((b) => b.streamName))];
+      const heads = await client.query<{ name: string; revision: string | null }>(
+        `SELECT s.name, (SELECT revision FROM event_log WHERE stream_name = s.name ORDER BY revision DESC LIMIT 1) AS revision
+           FROM unnest($1::text[]) AS s(name)`,
+        [names],
+      );
+      const head = new Map<string, bigint | 'no_stream'>(
+        heads.rows.map((r) => [r.name, r.revision === null ? 'no_stream' : BigInt(r.revision)]),
+      );
+      // Client-chosen ids make retries idempotent: events already in the log are not appended again.
+      const ids = batch.map((b) => b.events.map((e) => e.id ?? randomUUID()));
+      const existing = await client.query<{ id: string; position: string; revision: string }>(
+        'SELECT id, position, revision FROM event_log WHERE id = ANY($1::uuid[])',
+        [ids.flat()],
+      );
+      const known = new Map(existing.rows.map((r) => [r.id, { position: BigInt(r.position), revision: BigInt(r.revision) }]));
+
+      const rows = { id: [] as string[], stream: [] as string[], revision: [] as string[], type: [] as string[], data: [] as string[], metadata: [] as string[] };
+      const planned = batch.map((item, i) => {
+        const fresh = item.events.map((e, j) => ({ e, id: ids[i]![j]! })).filter(({ id }) => !known.has(id));
+        const current = head.get(item.streamName)!;
+        if (fresh.length === 0) return { fresh: [] as string[], current };
+        const expected = item.expectedRevision;
+        const ok =
+          expected === 'any' ||
+          (expected === 'no_stream' && current === 'no_stream') ||
+          (expected === 'stream_exists' && current !== 'no_stream') ||
+          (typeof expected === 'bigint' && current === expected);
+        if (!ok) throw new WrongExpectedRevisionError(item.streamName, expected, current);
+        let next = current === 'no_stream' ? 0n : current + 1n;
+        for (const { e, id } of fresh) {
+          known.set(id, { position: -1n, revision: next }); // also dedupes repeats inside this batch
+          rows.id.push(id);
+          rows.stream.push(item.streamName);
+          rows.revision.push((next++).toString());
+          rows.type.push(e.type);
+          rows.data.push(JSON.stringify(e.data));
+          rows.metadata.push(JSON.stringify(e.metadata));
+        }
+        head.set(item.streamName, next - 1n);
+        return { fresh: fresh.map((f) => f.id), current };
+      });
+
+      if (rows.id.length > 0) {
+        const inserted = await client.query<{ id: string; position: string }>(
+          `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
+           SELECT id, stream_name, revision, type, data, metadata
+             FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::json[], $6::json[])
+                  WITH ORDINALITY AS t(id, stream_name, revision, type, data, metadata, ord)
+            ORDER BY ord
+           RETURNING id, position`,
+          [rows.id, rows.stream, rows.revision, rows.type, rows.data, rows.metadata],
+        );
+        for (const r of inserted.rows) known.get(r.id)!.position = BigInt(r.position);
+        const last = inserted.rows.reduce((a, r) => (BigInt(r.position) > a ? BigInt(r.position) : a), -1n);
+        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
+      }
+      return batch.map((item, i) => {
+        const mine = ids[i]!.map((id) => known.get(id)!);
+        const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
+        const revision = mine.reduce((a, k) => (k.revision > a ? k.revision : a), -1n);
+        return { nextExpectedRevision: revision, position };
+      });
+    });
+    notifier.wake();
+    return results;
+  }
+
   async function appendToStream<E extends Event>(
     streamName: string,
     events: readonly EventToAppend<E>[],
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult> {
-    const result = await withTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY.toString()]);
-      const head = await client.query<{ revision: string; position: string }>(
-        'SELECT revision, position FROM event_log WHERE stream_name = $1 ORDER BY revision DESC LIMIT 1',
-        [streamName],
-      );
-      const current = head.rows[0] ? BigInt(head.rows[0].revision) : ('no_stream' as const);
-      const expected = options.expectedRevision;
-      const ok =
-        expected === 'any' ||
-        (expected === 'no_stream' && current === 'no_stream') ||
-        (expected === 'stream_exists' && current !== 'no_stream') ||
-        (typeof expected === 'bigint' && current === expected);
-
-      // Client-chosen ids make retries idempotent: events already in the log are not appended again.
-      const ids = events.map((e) => e.id ?? randomUUID());
-      const existing = await client.query<{ id: string }>(
-        'SELECT id FROM event_log WHERE id = ANY($1::uuid[])',
-        [ids],
-      );
-      const seen = new Set(existing.rows.map((r) => r.id));
-      const fresh = events.map((e, i) => ({ e, id: ids[i]! })).filter(({ id }) => !seen.has(id));
-      if (fresh.length === 0 && events.length > 0) {
-        const last = await client.query<{ position: string; revision: string }>(
-          'SELECT position, revision FROM event_log WHERE id = ANY($1::uuid[]) ORDER BY position DESC LIMIT 1',
-          [ids],
-        );
-        return { nextExpectedRevision: BigInt(last.rows[0]!.revision), position: BigInt(last.rows[0]!.position) };
-      }
-      if (!ok) throw new WrongExpectedRevisionError(streamName, expected, current);
-
-      const start = current === 'no_stream' ? 0n : current + 1n;
-      const inserted = await client.query<{ position: string; revision: string }>(
-        `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
-         SELECT id, $2, $3::bigint + ord - 1, type, data, metadata
-         FROM unnest($1::uuid[], $4::text[], $5::jsonb[], $6::jsonb[]) WITH ORDINALITY AS t(id, type, data, metadata, ord)
-         ORDER BY ord
-         RETURNING position, revision`,
-        [
-          fresh.map((f) => f.id),
-          streamName,
-          start.toString(),
-          fresh.map((f) => f.e.type),
-          fresh.map((f) => JSON.stringify(f.e.data)),
-          fresh.map((f) => JSON.stringify(f.e.metadata)),
-        ],
-      );
-      const last = inserted.rows.reduce((a, r) => (BigInt(r.position) > a ? BigInt(r.position) : a), -1n);
-      await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
-      return { nextExpectedRevision: start + BigInt(fresh.length) - 1n, position: last };
-    });
-    notifier.wake();
-    return result;
+    const [result] = await appendMany([{ streamName, events, expectedRevision: options.expectedRevision }]);
+    return result!;
   }
 
   async function readStream<E extends Event = Event>(
@@ -243,6 +267,7 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
   return {
     notifier,
     appendToStream,
+    appendMany,
     readStream,
     readAll,
     headPosition,

@@ -1,7 +1,7 @@
 import { afterAll, describe, it } from 'vitest';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { createEsdbEventStore } from '../../src/eventStore/esdbEventStore.ts';
-import { eventStoreContract } from './eventStoreContract.ts';
+import { appendManyContract, eventStoreContract } from './eventStoreContract.ts';
 
 /**
  * Runs only with EVENTSTORE_URL set (e.g. esdb://localhost:2113?tls=false from docker-compose);
@@ -14,11 +14,13 @@ afterAll(async () => {
 });
 
 if (url) {
-  eventStoreContract('eventstoredb', async () => {
+  const open = async () => {
     const store = createEsdbEventStore(url);
     stores.push(store);
     return store;
-  });
+  };
+  eventStoreContract('eventstoredb', open);
+  appendManyContract('eventstoredb (stream by stream)', open);
 } else {
   describe('event store contract: eventstoredb', () => {
     it.skip('needs EVENTSTORE_URL (see README: "Running on the server stack")', () => undefined);

@@ -134,3 +134,36 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     });
   });
 }
+
+export function appendManyContract(name: string, open: () => Promise<EventStore>) {
+  describe(`appendMany contract: ${name}`, () => {
+    it('appends to several streams in one call, checking each expected revision', async () => {
+      const store = await open();
+      const a = `many-${randomUUID()}`;
+      const b = `many-${randomUUID()}`;
+      const results = await store.appendMany([
+        { streamName: a, events: [ev('A', 1), ev('A', 2)], expectedRevision: 'no_stream' },
+        { streamName: b, events: [ev('B', 1)], expectedRevision: 'any' },
+        { streamName: a, events: [ev('A', 3)], expectedRevision: 1n },
+      ]);
+      expect(results.map((r) => r.nextExpectedRevision)).toEqual([1n, 0n, 2n]);
+      expect((await store.readStream(a)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      await expect(
+        store.appendMany([{ streamName: b, events: [ev('B', 2)], expectedRevision: 'no_stream' }]),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    });
+
+    it('skips event ids already in the log or repeated in the same call', async () => {
+      const store = await open();
+      const s = `many-${randomUUID()}`;
+      const id = randomUUID();
+      await store.appendMany([{ streamName: s, events: [ev('A', 1, id)], expectedRevision: 'any' }]);
+      const again = await store.appendMany([
+        { streamName: s, events: [ev('A', 1, id), ev('A', 2)], expectedRevision: 'any' },
+        { streamName: s, events: [ev('A', 2, id)], expectedRevision: 'any' },
+      ]);
+      expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+      expect(again[1]!.nextExpectedRevision).toBe(0n);
+    });
+  });
+}

@@ -5,7 +5,7 @@ import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { createPostgresEventStore, eventLogSchema } from '../../src/eventStore/postgresEventStore.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
-import { eventStoreContract } from './eventStoreContract.ts';
+import { appendManyContract, eventStoreContract } from './eventStoreContract.ts';
 
 const opened: { pool: pg.Pool; store: EventStore }[] = [];
 async function open(poolSize = 10): Promise<EventStore & { pool: pg.Pool }> {
@@ -23,6 +23,7 @@ afterAll(async () => {
 });
 
 eventStoreContract('postgres', () => open());
+appendManyContract('postgres (one transaction)', () => open());
 
 describe('postgres event log: the sequence-gap problem', () => {
   it('never lets a subscriber skip an event whose transaction commits after a higher-numbered one', async () => {
