@@ -12,6 +12,9 @@ const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: url(['postgres', 'postgresql']).optional(),
   CLICKHOUSE_URL: url(['http', 'https']).optional(),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('hogstream'),
+  /** embedded chDB's directory; default DATA_DIR/clickhouse */
+  CHDB_PATH: z.string().min(1).optional(),
   EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
   INIT_PROJECT_API_KEY: z.string().min(8).optional(),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
@@ -26,6 +29,8 @@ export type Config = Readonly<{
   dataDir: string;
   databaseUrl: string | undefined;
   clickhouseUrl: string | undefined;
+  clickhouseDatabase: string;
+  chdbPath: string;
   eventstoreUrl: string | undefined;
   initProjectApiKey: string | undefined;
   initPersonalApiKey: string | undefined;
@@ -50,6 +55,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(c.DATA_DIR),
     databaseUrl: c.DATABASE_URL,
     clickhouseUrl: c.CLICKHOUSE_URL,
+    clickhouseDatabase: c.CLICKHOUSE_DATABASE,
+    chdbPath: path.resolve(c.CHDB_PATH ?? path.join(c.DATA_DIR, 'clickhouse')),
     eventstoreUrl: c.EVENTSTORE_URL,
     initProjectApiKey: c.INIT_PROJECT_API_KEY,
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,

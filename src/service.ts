@@ -1,14 +1,14 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import type { FastifyInstance } from 'fastify';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
 import { openStores, type Stores } from './runtime/stores.ts';
-import { createClickHouse } from './runtime/clickhouse.ts';
+import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
+import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { routes } from './routes.ts';
-import { pgProjections } from '../projections/registry.ts';
+import { chProjections, pgProjections } from '../projections/registry.ts';
 
 export type Service = Readonly<{
   app: FastifyInstance;
@@ -22,11 +22,17 @@ export type Service = Readonly<{
 /** Composition root: stores, projectors, bootstrap and the HTTP app, with an orderly close. */
 export async function createService(config: Config, options: { clickhouse?: boolean } = {}): Promise<Service> {
   const stores = await openStores(config, pgProjections);
-  const clickhouse: ClickHouseClient | undefined =
-    options.clickhouse === false ? undefined : createClickHouse(config.clickhouseUrl, config.dataDir);
-  const runners = new Map(
+  const clickhouse: ClickHouse | undefined =
+    options.clickhouse === false ? undefined : await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+  const runners = new Map<string, ProjectionRunner>(
     pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const),
   );
+  if (clickhouse) {
+    for (const p of chProjections) {
+      const runner = createClickHouseProjectionRunner(stores.store, stores.pool, clickhouse, p);
+      runners.set(runner.name, runner);
+    }
+  }
   const ctx: AppContext = {
     store: stores.store,
     pool: stores.pool,
@@ -41,7 +47,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     await stores.pool.query('SELECT 1').catch(() => failing.push('postgres'));
     await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
     if (clickhouse) {
-      const ping = await clickhouse.ping().catch(() => ({ success: false }));
+      const ping = await clickhouse.client.ping().catch(() => ({ success: false }));
       if (!ping.success) failing.push('clickhouse');
     }
     for (const r of runners.values()) {

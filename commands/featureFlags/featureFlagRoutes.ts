@@ -11,6 +11,7 @@ import { getRoleAccess, RoleAccessView, roleExists } from '../../queries/feature
 import { type FlagFields, featureFlagStream } from './featureFlag.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
 import { normalizeFlagFilters } from './flagFilters.ts';
+import { withFlagKeyLock } from './flagKeyLock.ts';
 import { loadFlagEditor } from './loadFlagEditor.ts';
 
 const writable = {
@@ -77,16 +78,22 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       analytics_dashboards: body.analytics_dashboards ?? [],
       has_enriched_analytics: body.has_enriched_analytics ?? false,
     };
-    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
-      type: 'CreateFeatureFlag',
-      flagId,
-      projectId: project.id,
-      fields,
-      deleted: body.deleted ?? false,
-      createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
-      createdByUserId: user.id,
-      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, body.key.trim()),
-    }, metadata(ctx, request));
+    const key = body.key.trim();
+    // The uniqueness check, the append and its projection happen under the key's lock.
+    const result = await withFlagKeyLock(ctx.pool, project.id, key, async () => {
+      const handled = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
+        type: 'CreateFeatureFlag',
+        flagId,
+        projectId: project.id,
+        fields,
+        deleted: body.deleted ?? false,
+        createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
+        createdByUserId: user.id,
+        keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key),
+      }, metadata(ctx, request));
+      await ctx.awaitProjection('feature_flags', handled.position);
+      return handled;
+    });
     return reply.status(201).send(await respond(request, flagId, result.position));
   });
 
@@ -100,13 +107,21 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
     const current = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
     if (!current) throw notFoundError();
     const changes = { ...pickFields(request.body), ...(request.body.deleted !== undefined ? { deleted: request.body.deleted } : {}) };
-    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
-      type: 'PatchFeatureFlag',
-      projectId: project.id,
-      changes,
-      editor,
-      keyTaken: await isFlagKeyTaken(ctx.pool, project.id, (request.body.key ?? current.key).trim(), flagId),
-    }, metadata(ctx, request));
+    const key = (request.body.key ?? current.key).trim();
+    const patch = async () => {
+      const handled = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
+        type: 'PatchFeatureFlag',
+        projectId: project.id,
+        changes,
+        editor,
+        keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key, flagId),
+      }, metadata(ctx, request));
+      await ctx.awaitProjection('feature_flags', handled.position);
+      return handled;
+    };
+    // A rename or a restore claims a key: it runs under that key's lock, like a create.
+    const claimsKey = request.body.key !== undefined || request.body.deleted === false;
+    const result = claimsKey ? await withFlagKeyLock(ctx.pool, project.id, key, patch) : await patch();
     return respond(request, flagId, result.position);
   });
 
@@ -129,12 +144,14 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
     const flagId = request.params.feature_flag_id;
     const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
     const roleAccessId = await nextId(ctx.pool, 'role_access');
+    // One spelling per role: Postgres prints uuids in lower case, and the decider compares strings.
+    const roleId = request.body.role_id.toLowerCase();
     const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
       type: 'GrantRoleAccess',
       projectId: project.id,
       roleAccessId,
-      roleId: request.body.role_id,
-      roleExists: await roleExists(ctx.pool, request.body.role_id),
+      roleId,
+      roleExists: await roleExists(ctx.pool, roleId),
       editor,
       at: ctx.now().toISOString(),
     }, metadata(ctx, request));

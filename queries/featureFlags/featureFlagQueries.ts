@@ -19,12 +19,16 @@ export async function listFeatureFlags(
   return { count: Number(count.rows[0]!.n), results: rows.rows.map((r) => toFlagView(r, editor)) };
 }
 
+/** Ids are Postgres `integer`s: anything outside that range names no row (and must not reach SQL). */
+export const isDbInteger = (n: number) => Number.isInteger(n) && n >= -2147483648 && n <= 2147483647;
+
 export async function getFeatureFlag(
   pool: pg.Pool,
   projectId: number,
   flagId: number,
   editor: FlagEditor,
 ): Promise<FlagView | undefined> {
+  if (!isDbInteger(flagId)) return undefined;
   const { rows } = await pool.query<FlagRow>(`${flagSelect} WHERE f.project_id = $1 AND f.id = $2`, [projectId, flagId]);
   return rows[0] ? toFlagView(rows[0], editor) : undefined;
 }

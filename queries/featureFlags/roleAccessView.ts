@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import type { FlagEditor } from '../../commands/featureFlags/canEditFlag.ts';
-import { getFeatureFlag } from './featureFlagQueries.ts';
+import { getFeatureFlag, isDbInteger } from './featureFlagQueries.ts';
 import { FlagView, UserView, toUserView } from './flagView.ts';
 
 /**
@@ -92,6 +92,7 @@ export async function getRoleAccess(
   id: number,
   editor: FlagEditor,
 ): Promise<RoleAccessView | undefined> {
+  if (!isDbInteger(flagId) || !isDbInteger(id)) return undefined;
   const { rows } = await pool.query<Row>('SELECT * FROM feature_flag_role_access WHERE flag_id = $1 AND id = $2', [flagId, id]);
   return rows[0] ? toView(pool, projectId, rows[0], editor) : undefined;
 }

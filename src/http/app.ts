@@ -12,6 +12,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { installAuth } from './auth.ts';
 import { installErrorHandler } from './errorHandler.ts';
+import { ApiError } from './apiError.ts';
 
 export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
 
@@ -35,6 +36,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  // Postgres text and jsonb cannot hold NUL; refusing it here keeps it out of the log, where it
+  // would otherwise stop a projector for good.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
+        return done(new ApiError(400, { type: 'validation_error', code: 'invalid_input', detail: 'NUL characters (\\u0000) are not allowed.', attr: null }));
+      }
+      done(null, parsed);
+    } catch (error) {
+      done(new ApiError(400, { type: 'validation_error', code: 'parse_error', detail: `JSON parse error - ${(error as Error).message}`, attr: null }));
+    }
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -23,7 +23,10 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
   id          text PRIMARY KEY,
   position    bigint NOT NULL,
   updated_at  timestamptz NOT NULL DEFAULT now()
-);`;
+);
+-- ClickHouse projections note the batch they are writing before they write it (see clickhouseProjectionRunner)
+ALTER TABLE projection_checkpoints ADD COLUMN IF NOT EXISTS pending_from bigint;
+ALTER TABLE projection_checkpoints ADD COLUMN IF NOT EXISTS pending_to bigint;`;
 
 /** Locks the checkpoint row for the rest of the transaction: one writer per read model at a time. */
 export async function lockCheckpoint(tx: pg.PoolClient, id: string): Promise<bigint> {

@@ -3,15 +3,55 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 
+export type ClickHouse = Readonly<{
+  client: ClickHouseClient;
+  /** every statement names its tables as `${database}.table` */
+  database: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}>;
+
+/**
+ * chDB allows one data directory per process, so every embedded client of a process shares one
+ * session (tests put each service in a database of its own on it); the last close ends it.
+ */
+const shared = new Map<string, { client: ClickHouseClient; users: number }>();
+
 /**
  * One client type for both runtimes: a ClickHouse server by URL, or embedded chDB plugged into the
  * same @clickhouse/client through its Connection interface, so every query is the same SQL.
  */
-export function createClickHouse(url: string | undefined, dataDir: string): ClickHouseClient {
-  if (url) return createClient({ url });
-  const dir = path.join(dataDir, 'clickhouse');
-  fs.mkdirSync(dir, { recursive: true });
-  // chdb/connection is CommonJS; loading it lazily keeps servers that use a URL free of the native module.
-  const { createChdbConnection } = createRequire(import.meta.url)('chdb/connection') as typeof import('chdb/connection');
-  return createClient({ connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
+export async function openClickHouse(url: string | undefined, chdbPath: string, database: string): Promise<ClickHouse> {
+  let client: ClickHouseClient;
+  let release: () => Promise<void>;
+  if (url) {
+    client = createClient({ url, clickhouse_settings: { date_time_input_format: 'best_effort' } });
+    release = () => client.close();
+  } else {
+    const dir = path.resolve(chdbPath);
+    let entry = shared.get(dir) ?? [...shared.values()][0];
+    if (!entry) {
+      fs.mkdirSync(dir, { recursive: true });
+      // chdb/connection is CommonJS; loading it lazily keeps servers that use a URL free of the native module.
+      const { createChdbConnection } = createRequire(import.meta.url)('chdb/connection') as typeof import('chdb/connection');
+      entry = {
+        client: createClient({
+          connection: createChdbConnection({ path: dir }),
+          clickhouse_settings: { date_time_input_format: 'best_effort' },
+        } as Parameters<typeof createClient>[0]),
+        users: 0,
+      };
+      shared.set(dir, entry);
+    }
+    const e = entry;
+    e.users++;
+    client = e.client;
+    release = async () => {
+      if (--e.users > 0) return;
+      for (const [k, v] of shared) if (v === e) shared.delete(k);
+      await e.client.close();
+    };
+  }
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+  return { client, database, embedded: !url, close: release };
 }

@@ -98,6 +98,25 @@ describe('role access CRUD', () => {
     expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(1);
   });
 
+  it('treats role ids case-insensitively: an upper-case UUID names the same role', async () => {
+    const owner = await newUser(t);
+    const member = await newUser(t);
+    const roleId = await newRole(t, EDIT, [member.userId]);
+    const flag = await createFlag(t, { name: 'upper' }, { key: owner.key });
+    const upper = await grant(flag.id, roleId.toUpperCase(), owner.key);
+    expect(upper.status, upper.text).toBe(201);
+    expect(upper.body.role_id).toBe(roleId);
+    expect(upper.body.role.id).toBe(roleId);
+    // the same role in another spelling is a duplicate
+    expectValidation(await grant(flag.id, roleId, owner.key), 'role_id', 'unique');
+    expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(1);
+    // and membership of that role grants edit rights, on the read side and on the write side alike
+    const got = await t.api('GET', flagPath(t.projectId, flag.id), undefined, member.key);
+    expect(got.body.can_edit).toBe(true);
+    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'edited by member' }, member.key);
+    expect(res.status, res.text).toBe(200);
+  });
+
   it('answers 404 for a flag that does not exist or belongs to another project', async () => {
     const roleId = await newRole(t, EDIT, []);
     expectError(await grant(999_999, roleId), 404);

@@ -115,6 +115,69 @@ describe('key', () => {
   });
 });
 
+describe('key uniqueness under concurrency', () => {
+  it('lets exactly one of several simultaneous creates with the same key succeed', async () => {
+    const project = await newProject(t);
+    const results = await Promise.all(Array.from({ length: 6 }, () => t.api('POST', flagsPath(project), { key: 'race' })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400, 400, 400, 400]);
+    for (const r of results.filter((x) => x.status === 400)) expectValidation(r, 'key', 'unique');
+    const list = await t.api('GET', flagsPath(project));
+    expect(list.body.count).toBe(1);
+    expect(list.body.results[0].key).toBe('race');
+  });
+
+  it('lets only one of two simultaneous renames to the same key succeed', async () => {
+    const project = await newProject(t);
+    const a = await createFlag(t, { key: 'rename-a' }, { projectId: project });
+    const b = await createFlag(t, { key: 'rename-b' }, { projectId: project });
+    const results = await Promise.all([
+      t.api('PATCH', flagPath(project, a.id), { key: 'wanted' }),
+      t.api('PATCH', flagPath(project, b.id), { key: 'wanted' }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    const keys = (await t.api('GET', flagsPath(project))).body.results.map((f: any) => f.key).sort();
+    expect(keys.filter((k: string) => k === 'wanted')).toHaveLength(1);
+  });
+
+  it('does not let a restore and a create of the same key both succeed', async () => {
+    const project = await newProject(t);
+    const old = await createFlag(t, { key: 'contested' }, { projectId: project });
+    await t.api('PATCH', flagPath(project, old.id), { deleted: true });
+    const [restore, create] = await Promise.all([
+      t.api('PATCH', flagPath(project, old.id), { deleted: false }),
+      t.api('POST', flagsPath(project), { key: 'contested' }),
+    ]);
+    const won = [restore, create].filter((r) => r.status === 200 || r.status === 201);
+    const lost = [restore, create].filter((r) => r.status >= 400);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expectValidation(lost[0]!, 'key', 'unique');
+    const live = (await t.api('GET', flagsPath(project))).body.results.filter((f: any) => f.key === 'contested');
+    expect(live).toHaveLength(1);
+  });
+});
+
+describe('ids out of range', () => {
+  it('answers 404, never 5xx, for flag and role access ids beyond the integer range', async () => {
+    const flag = await createFlag(t);
+    const huge = 3_000_000_000;
+    const base = `/api/projects/${t.projectId}/feature_flags`;
+    const checks: Array<[string, string, unknown?]> = [
+      ['GET', `${base}/${huge}/`],
+      ['PATCH', `${base}/${huge}/`, { name: 'x' }],
+      ['GET', `${base}/${huge}/activity/`],
+      ['GET', `${base}/${huge}/role_access/`],
+      ['GET', `${base}/${flag.id}/role_access/${huge}/`],
+      ['DELETE', `${base}/${flag.id}/role_access/${huge}/`],
+    ];
+    for (const [method, path, body] of checks) {
+      const res = await t.api(method, path, body);
+      expect(res.status, `${method} ${path}: ${res.text}`).toBe(404);
+      expect(res.body).toMatchObject({ code: 'not_found', detail: expect.any(String) });
+    }
+  });
+});
+
 describe('filters', () => {
   const person = (key: string, value: unknown) => ({ key, type: 'person', value, operator: 'exact' });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,8 +19,7 @@ export type TestService = Readonly<{
 }>;
 
 /**
- * The real service on a fresh database over real HTTP: what a client sees. ClickHouse is off here
- * unless a test asks for it (the foundation's read models are all in Postgres).
+ * The real service on a fresh database over real HTTP: what a client sees.
  */
 export async function startTestService(env: Record<string, string> = {}, options: { databaseUrl?: string; dataDir?: string } = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-'));
@@ -30,9 +30,12 @@ export async function startTestService(env: Record<string, string> = {}, options
     LOG_LEVEL: 'silent',
     INIT_PROJECT_API_KEY: 'phc_test_project_key_0001',
     INIT_PERSONAL_API_KEY: 'phx_test_personal_key_0001',
+    // chDB allows one directory per process: services of a test file share it, each in its own database.
+    CHDB_PATH: path.join(os.tmpdir(), `hogstream-chdb-${process.pid}`),
+    CLICKHOUSE_DATABASE: `t_${randomBytes(6).toString('hex')}`,
     ...env,
   });
-  const service = await createService(config, { clickhouse: false });
+  const service = await createService(config);
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const { rows } = await service.stores.pool.query<{ id: number }>('SELECT id FROM projects ORDER BY id LIMIT 1');
   const api: TestService['api'] = async (method, p, body, key = config.initPersonalApiKey ?? null) => {

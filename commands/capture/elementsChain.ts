@@ -1,0 +1,148 @@
+/**
+ * Autocapture elements (capture.md §3.1 step 9, §4.2).
+ *
+ * - `elementsToChain`: posthog-js `$elements` array → `elements_chain` string, as PostHog's ingestion
+ *   does it (nodejs `extractElements` + `elementsToString`): closest element first; tag name; `.class`
+ *   for each class of `attr__class` (split on single spaces, sorted, `"` removed); `:`; then
+ *   `key="value"` for text (`$el_text`, ≤ 400 UTF-16 units), nth-child / nth-of-type (0 when missing),
+ *   href (`attr__href`, ≤ 2048), attr_id (`attr__id`) and every raw `attr__*` key, keys sorted with
+ *   `localeCompare` (en-US collation), `"` in keys and values escaped as `\"`; elements joined by `;`.
+ * - `chainToElements`: `elements_chain` → the REST `elements` array, as Django's `chain_to_element_dicts`
+ *   (regex parsing; values keep their `\"` escapes, as PostHog's do).
+ */
+
+/** One item of the REST events API `elements` array. */
+export type ElementView = {
+  event: null;
+  text: string | null;
+  tag_name: string | null;
+  attr_class: string[] | null;
+  href: string | null;
+  attr_id: string | null;
+  nth_child: number | null;
+  nth_of_type: number | null;
+  attributes: Record<string, string>;
+  order: number;
+};
+
+const MAX_TEXT = 400;
+const MAX_HREF = 2048;
+
+// Node's default `localeCompare` locale; a fixed collator keeps the output independent of the host.
+const collator = new Intl.Collator('en-US');
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const escapeQuotes = (value: string) => value.replace(/"/g, '\\"');
+
+/** nodejs `extractAttrClass`: falsy → none, array → as is, otherwise split on single spaces. */
+function classesOf(element: Record<string, unknown>): string[] {
+  const value = element.attr__class;
+  if (!value) return [];
+  if (Array.isArray(value)) return value.map(String);
+  return String(value).split(' ');
+}
+
+function elementToString(element: Record<string, unknown>): string {
+  let out = typeof element.tag_name === 'string' ? element.tag_name : '';
+  const classes = classesOf(element).sort(); // JS default sort, as PostHog's `attr_class.sort()`
+  for (const cls of classes) out += `.${cls.replace(/"/g, '')}`;
+
+  const text = element.$el_text;
+  const href = element.attr__href;
+  const attributes: Record<string, unknown> = {
+    ...(text ? { text: String(text).slice(0, MAX_TEXT) } : {}),
+    'nth-child': element.nth_child ?? 0,
+    'nth-of-type': element.nth_of_type ?? 0,
+    ...(href ? { href: String(href).slice(0, MAX_HREF) } : {}),
+    ...(element.attr__id ? { attr_id: element.attr__id } : {}),
+  };
+  for (const [key, value] of Object.entries(element)) {
+    if (key.startsWith('attr__')) attributes[key] = value;
+  }
+  out += ':';
+  out += Object.keys(attributes)
+    .sort(collator.compare)
+    .map((key) => `${escapeQuotes(key)}="${escapeQuotes(String(attributes[key]))}"`)
+    .join('');
+  return out;
+}
+
+/**
+ * `$elements` (array of element objects from autocapture, closest first) → `elements_chain`.
+ * Anything but a non-empty array gives ''. Entries that are not objects are skipped. Non-string values
+ * are rendered with `String()` (PostHog's `toString()`; it would fail on null and drop the chain).
+ */
+export function elementsToChain(elements: unknown): string {
+  if (!Array.isArray(elements) || elements.length === 0) return '';
+  return elements.filter(isRecord).map(elementToString).join(';');
+}
+
+/**
+ * §3.1 step 9: a non-empty string `$elements_chain` is used as is, otherwise `$elements` is converted;
+ * both keys are removed from the returned properties (the input is not changed).
+ */
+export function takeElementsChain(properties: Record<string, unknown>): {
+  elementsChain: string;
+  properties: Record<string, unknown>;
+} {
+  const { $elements_chain: chain, $elements: elements, ...rest } = properties;
+  const elementsChain = typeof chain === 'string' && chain !== '' ? chain : elementsToChain(elements);
+  return { elementsChain, properties: rest };
+}
+
+// Python's str.isspace() set: the split regex of Django's parser treats these as separators.
+const WS = '\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+// One element: runs of non-separator characters or quoted strings (which may hold `;` and `\"`).
+// Python's `.` does not match "\n"; `[^\n]` keeps that.
+const SPLIT_CHAIN = new RegExp(`(?:[^${WS};"]|"(?:\\\\[^\\n]|[^"])*")+`, 'g');
+// Tag and classes, then `:` and the attributes (a class may contain `:`, an attribute key may not).
+const SPLIT_CLASS_ATTRIBUTES = /([^\n]*?)($|:([a-zA-Z\-_0-9]*=[^\n]*))/;
+const PARSE_ATTRIBUTES = /([^\n]*?)="((?:[^"\\]|\\[^\n])*)"/g;
+
+/** Python `int()` on a chain value: surrounding whitespace allowed, otherwise digits only. */
+function intOrNull(value: string): number | null {
+  return /^\s*[+-]?\d+\s*$/.test(value) ? Number.parseInt(value, 10) : null;
+}
+
+function parseElement(elString: string, order: number): ElementView {
+  const element: ElementView = {
+    event: null,
+    text: null,
+    tag_name: null,
+    attr_class: null,
+    href: null,
+    attr_id: null,
+    nth_child: null,
+    nth_of_type: null,
+    attributes: {},
+    order,
+  };
+  const match = SPLIT_CLASS_ATTRIBUTES.exec(elString);
+  const tagPart = match?.[1] ?? '';
+  const attrsPart = match?.[3] ?? '';
+
+  if (tagPart) {
+    const dot = tagPart.indexOf('.');
+    element.tag_name = dot === -1 ? tagPart : tagPart.slice(0, dot);
+    if (dot !== -1) element.attr_class = tagPart.slice(dot + 1).split('.').filter((cls) => cls !== '');
+  }
+  for (const attribute of attrsPart.matchAll(PARSE_ATTRIBUTES)) {
+    const key = attribute[1]!;
+    const value = attribute[2]!;
+    if (key === 'href') element.href = value;
+    else if (key === 'nth-child') element.nth_child = intOrNull(value);
+    else if (key === 'nth-of-type') element.nth_of_type = intOrNull(value);
+    else if (key === 'text') element.text = value;
+    else if (key === 'attr_id') element.attr_id = value;
+    else if (key) element.attributes[key] = value;
+  }
+  return element;
+}
+
+/** `elements_chain` → REST `elements` (order = position in the chain, 0 = the clicked element). */
+export function chainToElements(chain: string): ElementView[] {
+  if (typeof chain !== 'string' || chain === '') return [];
+  return Array.from(chain.matchAll(SPLIT_CHAIN), (m, index) => parseElement(m[0], index));
+}

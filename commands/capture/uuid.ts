@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * UUIDv7 (RFC 9562) for events that arrive without a uuid, as capture-rs does: 48-bit Unix ms, version 7, 74 random
+ * bits. Written here (a dozen lines) rather than pulled from `uuid`, which is only a transitive dependency.
+ */
+export function uuidv7(now: Date = new Date()): string {
+  const bytes = randomBytes(16);
+  let ms = Math.max(0, Math.floor(now.getTime()));
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  bytes[6] = 0x70 | (bytes[6]! & 0x0f);
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// The spellings Python's uuid.UUID and Rust's Uuid::parse_str both read: hyphenated, 32 hex digits, braced, urn.
+const HYPHENATED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SIMPLE = /^[0-9a-f]{32}$/i;
+
+/** The canonical (lower-case, hyphenated) form of a client uuid, or null when it is not a UUID. */
+export function parseUuid(value: string): string | null {
+  let s = value.trim();
+  if (s.toLowerCase().startsWith('urn:uuid:')) s = s.slice(9);
+  else if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
+  if (SIMPLE.test(s)) s = `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+  return HYPHENATED.test(s) ? s.toLowerCase() : null;
+}

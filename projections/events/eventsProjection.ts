@@ -1,0 +1,75 @@
+import { v5 as uuidv5 } from 'uuid';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
+import type { EventCaptured } from '../../commands/capture/eventCaptured.ts';
+
+/** PostHog derives a distinct id's person UUID like this, so ids agree with PostHog's exports. */
+export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
+export const personUuidFor = (projectId: number, distinctId: string) => uuidv5(`${projectId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+
+/**
+ * The ClickHouse `events` table, modelled on PostHog's: ReplacingMergeTree ordered by team, day,
+ * event, distinct id and uuid, so a duplicate that slipped past insert deduplication still
+ * collapses. `_offset` is the event's position in our log.
+ */
+export const eventsProjection: ChProjection = {
+  name: 'events',
+  version: 1,
+  filter: { eventTypes: ['EventCaptured'] },
+  ddl: (db) => [
+    `CREATE TABLE IF NOT EXISTS ${db}.events (
+      uuid UUID,
+      event String,
+      properties String,
+      timestamp DateTime64(6, 'UTC'),
+      team_id Int64,
+      project_id Int64,
+      distinct_id String,
+      person_id UUID,
+      elements_chain String,
+      created_at DateTime64(6, 'UTC'),
+      \`$group_0\` String,
+      \`$group_1\` String,
+      \`$group_2\` String,
+      \`$group_3\` String,
+      \`$group_4\` String,
+      _timestamp DateTime,
+      _offset UInt64
+    ) ENGINE = ReplacingMergeTree(_timestamp)
+    PARTITION BY toYYYYMM(timestamp)
+    ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))
+    SETTINGS non_replicated_deduplication_window = 1000`,
+  ],
+  drop: (db) => [`DROP TABLE IF EXISTS ${db}.events`],
+  async insert(ch, events: readonly RecordedEvent[], dedupToken) {
+    const now = new Date().toISOString();
+    const values = (events as readonly RecordedEvent<EventCaptured>[]).map((e) => {
+      const d = e.data;
+      return {
+        uuid: d.uuid,
+        event: d.event,
+        properties: JSON.stringify(d.properties),
+        timestamp: d.timestamp,
+        team_id: d.projectId,
+        project_id: d.projectId,
+        distinct_id: d.distinctId,
+        person_id: personUuidFor(d.projectId, d.distinctId),
+        elements_chain: d.elementsChain,
+        created_at: d.receivedAt,
+        $group_0: '',
+        $group_1: '',
+        $group_2: '',
+        $group_3: '',
+        $group_4: '',
+        _timestamp: now,
+        _offset: e.position.toString(),
+      };
+    });
+    await ch.client.insert({
+      table: `${ch.database}.events`,
+      values,
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: dedupToken, date_time_input_format: 'best_effort' },
+    });
+  },
+};
