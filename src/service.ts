@@ -40,6 +40,8 @@ export async function createService(config: Config, options: { clickhouse?: bool
     awaitProjection: createAwaitProjection(runners, config.readYourWritesTimeoutMs),
   };
   for (const runner of runners.values()) await runner.start();
+  // Bootstrap asks the read model whether a project exists: it must have caught up with the log first.
+  await runners.get('access')!.caughtUp();
   const boot = await bootstrap(ctx, { projectApiKey: config.initProjectApiKey, personalApiKey: config.initPersonalApiKey });
 
   const readiness = async () => {
@@ -52,6 +54,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     }
     for (const r of runners.values()) {
       const s = r.status();
+      if (s.standby) continue;
       if (!s.running || s.lastError) failing.push(`projection ${s.name}${s.lastError ? `: ${s.lastError}` : ''}`);
     }
     return { ok: failing.length === 0, failing };

@@ -36,37 +36,62 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const escapeQuotes = (value: string) => value.replace(/"/g, '\\"');
 
+/** The element model between `$elements` and the chain (PostHog's `Element`). */
+export type ChainElement = {
+  text?: string;
+  tag_name?: string;
+  href?: string;
+  attr_class?: string[];
+  attr_id?: unknown;
+  nth_child?: unknown;
+  nth_of_type?: unknown;
+  attributes?: Record<string, unknown>;
+};
+
 /** nodejs `extractAttrClass`: falsy → none, array → as is, otherwise split on single spaces. */
-function classesOf(element: Record<string, unknown>): string[] {
-  const value = element.attr__class;
-  if (!value) return [];
+function classesOf(value: unknown): string[] | undefined {
+  if (!value) return undefined;
   if (Array.isArray(value)) return value.map(String);
   return String(value).split(' ');
 }
 
-function elementToString(element: Record<string, unknown>): string {
-  let out = typeof element.tag_name === 'string' ? element.tag_name : '';
-  const classes = classesOf(element).sort(); // JS default sort, as PostHog's `attr_class.sort()`
-  for (const cls of classes) out += `.${cls.replace(/"/g, '')}`;
+/** nodejs `extractElements`: raw autocapture objects → element model (entries that are not objects are skipped). */
+export function extractElements(elements: readonly unknown[]): ChainElement[] {
+  return elements.filter(isRecord).map((el) => ({
+    text: el.$el_text ? String(el.$el_text).slice(0, MAX_TEXT) : undefined,
+    tag_name: typeof el.tag_name === 'string' ? el.tag_name : undefined,
+    href: el.attr__href ? String(el.attr__href).slice(0, MAX_HREF) : undefined,
+    attr_class: classesOf(el.attr__class),
+    attr_id: el.attr__id,
+    nth_child: el.nth_child,
+    nth_of_type: el.nth_of_type,
+    attributes: Object.fromEntries(Object.entries(el).filter(([key]) => key.startsWith('attr__'))),
+  }));
+}
 
-  const text = element.$el_text;
-  const href = element.attr__href;
+function elementToString(element: ChainElement): string {
+  let out = element.tag_name ?? '';
+  // JS default sort, as PostHog's `attr_class.sort()` (on a copy: the input is not changed)
+  for (const cls of [...(element.attr_class ?? [])].sort()) out += `.${cls.replace(/"/g, '')}`;
   const attributes: Record<string, unknown> = {
-    ...(text ? { text: String(text).slice(0, MAX_TEXT) } : {}),
+    ...(element.text ? { text: element.text } : {}),
     'nth-child': element.nth_child ?? 0,
     'nth-of-type': element.nth_of_type ?? 0,
-    ...(href ? { href: String(href).slice(0, MAX_HREF) } : {}),
-    ...(element.attr__id ? { attr_id: element.attr__id } : {}),
+    ...(element.href ? { href: element.href } : {}),
+    ...(element.attr_id ? { attr_id: element.attr_id } : {}),
+    ...element.attributes,
   };
-  for (const [key, value] of Object.entries(element)) {
-    if (key.startsWith('attr__')) attributes[key] = value;
-  }
   out += ':';
   out += Object.keys(attributes)
     .sort(collator.compare)
     .map((key) => `${escapeQuotes(key)}="${escapeQuotes(String(attributes[key]))}"`)
     .join('');
   return out;
+}
+
+/** nodejs `elementsToString`: element model → chain. */
+export function elementsToString(elements: readonly ChainElement[]): string {
+  return elements.map(elementToString).join(';');
 }
 
 /**
@@ -76,7 +101,7 @@ function elementToString(element: Record<string, unknown>): string {
  */
 export function elementsToChain(elements: unknown): string {
   if (!Array.isArray(elements) || elements.length === 0) return '';
-  return elements.filter(isRecord).map(elementToString).join(';');
+  return elementsToString(extractElements(elements));
 }
 
 /**

@@ -160,10 +160,10 @@ function toFields(record: IpLocationRecord | null): GeoIpFields | null {
   const fields: GeoIpFields = {};
   if (nonEmpty(record.city)) fields.city_name = record.city;
   if (nonEmpty(record.country_code)) {
-    const country = COUNTRIES.get(record.country_code);
-    if (country) fields.country_name = country.name;
     fields.country_code = record.country_code;
+    const country = COUNTRIES.get(record.country_code);
     if (country) {
+      fields.country_name = country.name;
       fields.continent_name = country.continentName;
       fields.continent_code = country.continentCode;
     }

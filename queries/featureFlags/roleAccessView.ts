@@ -34,15 +34,15 @@ export type RoleAccessView = z.infer<typeof RoleAccessView>;
 
 type Row = { id: number; flag_id: number; role_id: string; added_at: Date; updated_at: Date };
 
-async function roleView(pool: pg.Pool, roleId: string): Promise<z.infer<typeof RoleView>> {
+async function roleView(pool: pg.Pool, projectId: number, roleId: string): Promise<z.infer<typeof RoleView>> {
   const { rows } = await pool.query(
     `SELECT r.*, to_jsonb(u.*) AS creator,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('user', to_jsonb(mu.*) - 'created_at', 'added_at', m.added_at) ORDER BY m.added_at)
                    FROM role_members m JOIN users mu ON mu.id = m.user_id WHERE m.role_id = r.id), '[]') AS members,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', f.id, 'key', f.key) ORDER BY f.id)
-                   FROM feature_flag_role_access a JOIN feature_flags f ON f.id = a.flag_id WHERE a.role_id = r.id), '[]') AS flags
+                   FROM feature_flag_role_access a JOIN feature_flags f ON f.id = a.flag_id WHERE a.role_id = r.id AND f.project_id = $2), '[]') AS flags
        FROM roles r LEFT JOIN users u ON u.id = r.created_by_user_id WHERE r.id = $1`,
-    [roleId],
+    [roleId, projectId],
   );
   const r = rows[0];
   return {
@@ -57,7 +57,7 @@ async function roleView(pool: pg.Pool, roleId: string): Promise<z.infer<typeof R
 }
 
 async function toView(pool: pg.Pool, projectId: number, row: Row, editor: FlagEditor): Promise<RoleAccessView> {
-  const [flag, role] = await Promise.all([getFeatureFlag(pool, projectId, row.flag_id, editor), roleView(pool, row.role_id)]);
+  const [flag, role] = await Promise.all([getFeatureFlag(pool, projectId, row.flag_id, editor), roleView(pool, projectId, row.role_id)]);
   return {
     id: row.id,
     feature_flag: flag!,

@@ -7,6 +7,8 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString, max });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor must a checked-out client's: the query in progress rejects with the error anyway.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -51,7 +51,7 @@ export type Subscription = Readonly<{
 export type SubscribeOptions = Readonly<{
   after?: AllPosition;
   filter?: AllFilter;
-  /** called once when the subscription has read everything that existed when it started */
+  /** called when the subscription has read everything that existed when it started (again after recovering from an error) */
   onCaughtUp?: () => void;
   onError?: (error: unknown) => void;
 }>;

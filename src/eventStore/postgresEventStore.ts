@@ -250,6 +250,7 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
           }
         } catch (error) {
           if (stopped) return;
+          caughtUp = false; // report catching up again once the log is readable
           options.onError?.(error);
           await new Promise((r) => setTimeout(r, 500));
         }

@@ -78,7 +78,9 @@ async function resolveProject(pool: pg.Pool, principal: Principal, raw: string):
  */
 export function installAuth(app: FastifyInstance, pool: pg.Pool): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!request.url.startsWith('/api/') || request.url.startsWith('/api/schema')) return;
+    // Decide by the matched route, not the raw URL: the router decodes "/%61pi/..." to "/api/...".
+    const route = request.routeOptions.url ?? '';
+    if (!route.startsWith('/api/') || route.startsWith('/api/schema')) return;
     if (request.method === 'OPTIONS') return;
     const principal = await authenticate(pool, request.headers.authorization);
     request.principal = principal;

@@ -30,9 +30,14 @@ export function createClickHouseProjectionRunner(
   let lastError: string | undefined;
   let subscription: Subscription | undefined;
   let lockClient: pg.PoolClient | undefined;
+  let standby = false;
+  let stopping = false;
+  let standbyLoop: Promise<void> = Promise.resolve();
   let flushing: Promise<void> = Promise.resolve();
   let flushScheduled = false;
   let waiters: Array<{ position: bigint; resolve: (ok: boolean) => void }> = [];
+  let markCaughtUp: () => void = () => undefined;
+  let caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
 
   const settle = () => {
     const pending: typeof waiters = [];
@@ -97,6 +102,32 @@ export function createClickHouseProjectionRunner(
     }
   }
 
+  async function begin(): Promise<void> {
+    standby = false;
+    await recover(await readCheckpoint());
+    position = BigInt((await readCheckpoint()).position);
+    running = true;
+    subscription = store.subscribeToAll(
+      async (event) => {
+        buffer.push(event);
+        if (buffer.length >= batchSize) return flush();
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(() => void flush().catch(() => undefined));
+        }
+      },
+      {
+        after: position < 0n ? 'start' : position,
+        filter: projection.filter,
+        onError: (e) => (lastError = e instanceof Error ? e.message : String(e)),
+        onCaughtUp: () => {
+          lastError = undefined;
+          void flush().then(markCaughtUp, () => undefined);
+        },
+      },
+    );
+  }
+
   const flush = (): Promise<void> =>
     (flushing = flushing.then(async () => {
       flushScheduled = false;
@@ -110,31 +141,32 @@ export function createClickHouseProjectionRunner(
     name: `clickhouse:${projection.name}`,
     async start() {
       for (const statement of projection.ddl(ch.database)) await ch.client.command({ query: statement });
-      lockClient = await pool.connect();
-      // Blocks while another process owns this projection; it takes over when that one stops.
-      await lockClient.query('SELECT pg_advisory_lock(hashtext($1))', [id]);
-      const cp = await readCheckpoint();
-      await recover(cp);
-      position = BigInt((await readCheckpoint()).position);
-      running = true;
-      subscription = store.subscribeToAll(
-        async (event) => {
-          buffer.push(event);
-          if (buffer.length >= batchSize) return flush();
-          if (!flushScheduled) {
-            flushScheduled = true;
-            setImmediate(() => void flush().catch(() => undefined));
+      stopping = false;
+      // Another process may own this projection: stand by, trying again, until it lets go.
+      standbyLoop = (async () => {
+        while (!stopping) {
+          const client = await pool.connect();
+          client.on('error', (e) => (lastError = e.message)); // a dropped session also drops the lock
+          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [id]);
+          if (rows[0]!.ok) {
+            lockClient = client;
+            return;
           }
-        },
-        {
-          after: position < 0n ? 'start' : position,
-          filter: projection.filter,
-          onError: (e) => (lastError = e instanceof Error ? e.message : String(e)),
-        },
-      );
+          client.release();
+          standby = true;
+          await new Promise((r) => setTimeout(r, 2000).unref());
+        }
+      })();
+      await Promise.race([standbyLoop, new Promise((r) => setTimeout(r, 100))]);
+      if (lockClient) return begin();
+      void standbyLoop.then(() => (lockClient && !stopping ? begin() : undefined)).catch((e: unknown) => {
+        lastError = e instanceof Error ? e.message : String(e);
+      });
     },
     async stop() {
+      stopping = true;
       running = false;
+      await standbyLoop;
       await subscription?.stop();
       await flush().catch(() => undefined);
       if (lockClient) {
@@ -156,6 +188,7 @@ export function createClickHouseProjectionRunner(
         }, timeoutMs).unref();
       });
     },
-    status: () => ({ name: `clickhouse:${projection.name}`, running, position, ...(lastError ? { lastError } : {}) }),
+    status: () => ({ name: `clickhouse:${projection.name}`, running, standby, position, ...(lastError ? { lastError } : {}) }),
+    caughtUp: () => caughtUp,
   };
 }

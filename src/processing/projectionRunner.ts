@@ -7,6 +7,8 @@ import { checkpointId, lockCheckpoint, readCheckpoint, storeCheckpoint, type PgP
 export type ProjectionStatus = Readonly<{
   name: string;
   running: boolean;
+  /** another process owns this projection; this one takes over when it stops */
+  standby?: boolean;
   position: bigint;
   lastError?: string;
 }>;
@@ -18,6 +20,8 @@ export type ProjectionRunner = Readonly<{
   /** resolves true once the read model has applied `position` (or a later one); false on timeout */
   waitFor(position: bigint, timeoutMs?: number): Promise<boolean>;
   status(): ProjectionStatus;
+  /** resolves once the runner has applied everything that was in the log when it started */
+  caughtUp(): Promise<void>;
 }>;
 
 export type RunnerOptions = Readonly<{ batchSize?: number; log?: (msg: string) => void }>;
@@ -45,6 +49,8 @@ export function createProjectionRunner(
   let flushing: Promise<void> = Promise.resolve();
   let flushScheduled = false;
   let waiters: Array<{ position: bigint; resolve: (ok: boolean) => void }> = [];
+  let markCaughtUp: () => void = () => undefined;
+  let caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
 
   const settleWaiters = () => {
     const pending: typeof waiters = [];
@@ -91,6 +97,7 @@ export function createProjectionRunner(
   return {
     name: projection.name,
     async start() {
+      caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
       await withTransaction(pool, async (tx) => void (await lockCheckpoint(tx, id)));
       position = await readCheckpoint(pool, id);
       running = true;
@@ -107,7 +114,13 @@ export function createProjectionRunner(
         {
           after: position < 0n ? 'start' : position,
           filter: projection.filter,
+          // A read error is retried by the subscription; it is reported until the next batch succeeds
+          // or the next idle poll shows the log readable again.
           onError: (e) => (lastError = e instanceof Error ? e.message : String(e)),
+          onCaughtUp: () => {
+            lastError = undefined;
+            void flush().then(markCaughtUp, () => undefined);
+          },
         },
       );
     },
@@ -130,5 +143,6 @@ export function createProjectionRunner(
       });
     },
     status: () => ({ name: projection.name, running, position, ...(lastError ? { lastError } : {}) }),
+    caughtUp: () => caughtUp,
   };
 }

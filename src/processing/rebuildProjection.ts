@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import { withTransaction } from '../db/postgres.ts';
 import { checkpointId, lockCheckpoint, storeCheckpoint, type PgProjection } from './projection.ts';
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
@@ -78,11 +77,4 @@ export async function rebuildProjection(
     await client.query('SET search_path TO DEFAULT').catch(() => undefined);
     client.release();
   }
-}
-
-export async function ensureProjectionSchema(pool: pg.Pool, projection: PgProjection): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [projection.name]);
-    await tx.query(projection.schema);
-  });
 }

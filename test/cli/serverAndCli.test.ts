@@ -99,7 +99,7 @@ describe('npm start and the CLI on one data dir', () => {
     expect(flag.status).toBe(201);
 
     const rebuilt = await cli('rebuild', 'all');
-    expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(['access', 'feature_flags']);
+    expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(['access', 'feature_flags']));
 
     expect(await stopServer(server)).toBe(0);
     server = await startServer();

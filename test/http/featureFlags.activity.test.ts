@@ -143,6 +143,24 @@ describe('activity of one flag', () => {
     expect(entries.map((e) => e.activity)).toEqual(['role_access_added', 'created']);
   });
 
+  it('keeps every one of several simultaneous PATCHes, each before being the previous after', async () => {
+    const flag = await createFlag(t, { tags: [] });
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => t.api('PATCH', flagPath(t.projectId, flag.id), { tags: [`t${i}`] })),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const updates = (await activity(t.projectId, flag.id)).filter((e) => e.activity === 'updated').reverse();
+    expect(updates).toHaveLength(5);
+    let before: unknown = [];
+    for (const u of updates) {
+      const c = changeOf(u, 'tags');
+      expect(c.before).toEqual(before);
+      before = c.after;
+    }
+    expect(updates.map((u) => changeOf(u, 'tags').after[0]).sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
+    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body.tags).toEqual(before);
+  });
+
   it('is paginated, newest first, and next/previous links walk it', async () => {
     const flag = await createFlag(t, { name: 'n0' });
     for (let i = 1; i <= 4; i++) expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { name: `n${i}` })).status).toBe(200);

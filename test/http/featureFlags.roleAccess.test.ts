@@ -76,6 +76,20 @@ describe('role access CRUD', () => {
     expectError(await t.api('DELETE', accessPath(t.projectId, flag.id, access.id)), 404);
   });
 
+  it("a role's associated_flags lists only flags of the project asked about", async () => {
+    const roleId = await newRole(t, EDIT, []);
+    const here = await createFlag(t, { key: 'assoc-here' });
+    const elsewhere = await newProject(t);
+    const there = await createFlag(t, { key: 'assoc-there' }, { projectId: elsewhere });
+    expect((await grant(there.id, roleId, undefined, elsewhere)).status).toBe(201);
+    const res = await grant(here.id, roleId);
+    expect(res.status, res.text).toBe(201);
+    const associated = JSON.parse(res.body.role.associated_flags);
+    expect(associated).toEqual([expect.objectContaining({ id: here.id, key: 'assoc-here' })]);
+    const fromThere = await t.api('GET', accessPath(elsewhere, there.id));
+    expect(JSON.parse(fromThere.body.results[0].role.associated_flags)).toEqual([expect.objectContaining({ id: there.id, key: 'assoc-there' })]);
+  });
+
   it('paginates the role access list and the links walk every page', async () => {
     const flag = await createFlag(t);
     const roles = [await newRole(t, EDIT, []), await newRole(t, VIEW, []), await newRole(t, EDIT, [])];
@@ -115,6 +129,14 @@ describe('role access CRUD', () => {
     expect(got.body.can_edit).toBe(true);
     const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'edited by member' }, member.key);
     expect(res.status, res.text).toBe(200);
+  });
+
+  it('lets only one of two simultaneous grants of the same role succeed', async () => {
+    const roleId = await newRole(t, EDIT, []);
+    const flag = await createFlag(t);
+    const results = await Promise.all([grant(flag.id, roleId), grant(flag.id, roleId), grant(flag.id, roleId)]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400]);
+    expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(1);
   });
 
   it('answers 404 for a flag that does not exist or belongs to another project', async () => {

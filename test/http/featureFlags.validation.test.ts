@@ -126,6 +126,14 @@ describe('key uniqueness under concurrency', () => {
     expect(list.body.results[0].key).toBe('race');
   });
 
+  it('serves many simultaneous creates with distinct keys (no lock starvation)', async () => {
+    const project = await newProject(t);
+    const keys = Array.from({ length: 16 }, (_, i) => `burst-${i}`);
+    const results = await Promise.all(keys.map((key) => t.api('POST', flagsPath(project), { key })));
+    expect(results.map((r) => r.status)).toEqual(keys.map(() => 201));
+    expect(await flagCount(project)).toBe(16);
+  }, 20_000);
+
   it('lets only one of two simultaneous renames to the same key succeed', async () => {
     const project = await newProject(t);
     const a = await createFlag(t, { key: 'rename-a' }, { projectId: project });
