@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import {
 } from '../../../commands/featureFlags/flagFilters.ts';
 
 // Verified SDK cases live beside the repo; override the directory when running elsewhere.
-const REFERENCE_DIR = process.env.HOGSTREAM_REFERENCE_DIR ?? '/work/shared/reference';
+// CI clones the project with shared/ beside it.
+const REFERENCE_DIR = process.env.HOGSTREAM_REFERENCE_DIR ?? fileURLToPath(new URL('../../../../shared/reference/', import.meta.url));
 type Case = { name: string; flag: { key: string; filters: unknown }; extra_flags?: Case['flag'][] };
 const cases = JSON.parse(readFileSync(join(REFERENCE_DIR, 'flag_cases.json'), 'utf8')) as Case[];
 const definitions = cases.flatMap((c) =>
