@@ -19,6 +19,9 @@ const ConfigSchema = z.object({
   INIT_PROJECT_API_KEY: z.string().min(8).optional(),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** request body limits of the capture endpoints (capture.md decision 5) */
+  CAPTURE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
 });
@@ -36,6 +39,8 @@ export type Config = Readonly<{
   initPersonalApiKey: string | undefined;
   logLevel: string;
   readYourWritesTimeoutMs: number;
+  captureBodyLimitBytes: number;
+  batchBodyLimitBytes: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -62,5 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
+    captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
+    batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
   };
 }

@@ -8,6 +8,10 @@ import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { routes } from './routes.ts';
+import { createGroupCommitter } from './eventStore/groupCommit.ts';
+import { captureRoutes } from '../commands/capture/captureRoutes.ts';
+import { createProjectResolver } from '../commands/capture/resolveProject.ts';
+import { openGeoIp } from '../commands/capture/geoip.ts';
 import { chProjections, pgProjections } from '../projections/registry.ts';
 
 export type Service = Readonly<{
@@ -59,7 +63,16 @@ export async function createService(config: Config, options: { clickhouse?: bool
     }
     return { ok: failing.length === 0, failing };
   };
-  const app = await buildApp({ pool: stores.pool, routes: routes(ctx), readiness, logLevel: config.logLevel });
+  const capture = captureRoutes(
+    {
+      resolveProject: createProjectResolver(stores.pool),
+      committer: createGroupCommitter(stores.store),
+      geoip: await openGeoIp(),
+      now: () => new Date(),
+    },
+    { capture: config.captureBodyLimitBytes, batch: config.batchBodyLimitBytes },
+  );
+  const app = await buildApp({ pool: stores.pool, routes: [...routes(ctx), capture], readiness, logLevel: config.logLevel, bodyLimit: config.batchBodyLimitBytes });
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,14 +1,8 @@
 import type pg from 'pg';
 import { hashKey } from '../../src/core/keys.ts';
+import { type CaptureFailure, invalidApiKey, invalidPersonalApiKey, invalidProject } from './captureFailure.ts';
 
-export type ProjectResolution =
-  | { ok: true; projectId: number }
-  | { ok: false; status: 400 | 401; type: string; code: string; detail: string; attr: string | null };
-
-const invalidApiKey = {
-  ok: false, status: 401, type: 'authentication_error', code: 'invalid_api_key',
-  detail: 'Project API key invalid. You can find your project API key in PostHog project settings.', attr: null,
-} as const;
+export type ProjectResolution = { ok: true; projectId: number } | CaptureFailure;
 
 /**
  * Token → project, with a short-lived cache: capture is the hottest path and keys rarely change.
@@ -36,24 +30,23 @@ export function createProjectResolver(pool: pg.Pool, ttlMs = 30_000, missTtlMs =
       [hashKey(token)],
     );
     const key = rows[0];
-    if (!key) return { ok: false, status: 401, type: 'authentication_error', code: 'invalid_personal_api_key', detail: 'Invalid Personal API key.', attr: null };
-    const projectId = typeof projectIdField === 'number' ? projectIdField : typeof projectIdField === 'string' && /^\d+$/.test(projectIdField) ? Number(projectIdField) : NaN;
-    const invalidProject = { ok: false, status: 400, type: 'validation_error', code: 'invalid_project', detail: 'Invalid Project ID.', attr: 'project_id' } as const;
-    if (!Number.isInteger(projectId)) return invalidProject;
+    if (!key) return invalidPersonalApiKey();
+    const projectId =
+      typeof projectIdField === 'number' ? projectIdField
+        : typeof projectIdField === 'string' && /^\d{1,9}$/.test(projectIdField) ? Number(projectIdField)
+          : NaN;
+    if (!Number.isInteger(projectId) || projectId > 2 ** 31 - 1) return invalidProject();
     const member = await pool.query(
       'SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2 AND ($3::int[] IS NULL OR $1 = ANY($3::int[]))',
       [projectId, key.user_id, key.scoped_project_ids],
     );
-    return member.rowCount ? { ok: true, projectId } : invalidProject;
+    return member.rowCount ? { ok: true, projectId } : invalidProject();
   }
 
-  return async function resolveProject(token: string | undefined, projectIdField: unknown): Promise<ProjectResolution> {
-    if (!token) {
-      return { ok: false, status: 401, type: 'authentication_error', code: 'missing_api_key', detail: 'API key not provided. You can find your project API key in PostHog project settings.', attr: null };
-    }
+  return async function resolveProject(token: string, projectIdField: unknown): Promise<ProjectResolution> {
     if (token.startsWith('phx_')) return byPersonalKey(token, projectIdField);
     const projectId = await byProjectKey(token);
-    return projectId === null ? invalidApiKey : { ok: true, projectId };
+    return projectId === null ? invalidApiKey() : { ok: true, projectId };
   };
 }
 export type ResolveProject = ReturnType<typeof createProjectResolver>;

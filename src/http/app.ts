@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -28,6 +29,8 @@ export type AppOptions = Readonly<{
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
+    // One log line per capture request would cost more than the request; LOG_LEVEL=debug brings them back.
+    disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace',
     bodyLimit: options.bodyLimit ?? 20 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.
@@ -53,6 +56,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
+  // Browsers send capture and flag requests from every site that embeds posthog-js.
+  await app.register(cors, { origin: true, credentials: true, maxAge: 86_400, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] });
   await app.register(swagger, {
     openapi: {
       info: { title: 'hogstream — PostHog-compatible analytics API', version: '0.1.0' },

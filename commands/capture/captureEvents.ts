@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
+import type { GroupCommitter } from '../../src/eventStore/groupCommit.ts';
+import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
+import type { CaptureFailure } from './captureFailure.ts';
+import { type RawCaptureRequest, decodeCaptureRequest } from './decodeCaptureRequest.ts';
+import { takeElementsChain } from './elementsChain.ts';
+import {
+  type EventCapturedData,
+  type IngestionWarningData,
+  captureStream,
+  ingestionWarningStream,
+} from './eventCaptured.ts';
+import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
+import { type NormalizedEventData, type Warning, normalizeCapturedEvent } from './normalizeCapturedEvent.ts';
+import { parseCaptureBatch } from './parseCaptureBatch.ts';
+import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
+import type { ResolveProject } from './resolveProject.ts';
+
+export type CaptureDeps = Readonly<{
+  resolveProject: ResolveProject;
+  committer: GroupCommitter;
+  geoip: GeoIp;
+  now: () => Date;
+}>;
+
+export type CaptureOutcome = { ok: true; status: 200 | 204; accepted: number; dropped: number } | CaptureFailure;
+
+/** Log ids are namespaced by project, so a client reusing another project's uuid cannot collide with it. */
+const LOG_ID_NAMESPACE = 'c2f8f8a4-3d0e-4b7e-9a51-2d5e0f6a7b10';
+export const logIdFor = (projectId: number, uuid: string) => uuidv5(`${projectId}:${uuid}`, LOG_ID_NAMESPACE);
+
+const asRecord = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** GeoIP, automatic person properties and the elements chain: computed once, stored in the log. */
+function enrich(data: NormalizedEventData, geoip: GeoIp): EventCapturedData {
+  let properties = data.properties;
+  if (!shouldSkipGeoip(properties)) {
+    const geo = geoipProperties(geoip.lookup(String(properties.$ip)));
+    properties = {
+      ...properties,
+      ...geo.properties,
+      // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
+      // own $set_once still comes first.
+      $set: { ...asRecord(properties.$set), ...geo.set },
+      $set_once: { ...geo.setOnce, ...asRecord(properties.$set_once) },
+    };
+  }
+  if (data.event !== '$snapshot' && data.event !== '$groupidentify') properties = addAutomaticPersonProperties(properties);
+  const { elementsChain, properties: withoutElements } = takeElementsChain(properties);
+  const { elements: _elements, ...rest } = data;
+  return { ...rest, properties: withoutElements, elementsChain };
+}
+
+/**
+ * The capture use case: decode → parse → authenticate the token → normalise and enrich each event
+ * → append everything durably (group commit) → answer. Nothing is acknowledged before it is in the log.
+ */
+export async function captureEvents(deps: CaptureDeps, request: RawCaptureRequest, ip: string | null): Promise<CaptureOutcome> {
+  const decoded = decodeCaptureRequest(request);
+  if (!decoded.ok) return decoded;
+  const batch = parseCaptureBatch(decoded.payload, { path: request.path, form: decoded.form, query: request.query });
+  if (!batch.ok) return batch;
+  const project = await deps.resolveProject(batch.token, batch.projectIdField);
+  if (!project.ok) return project;
+  const projectId = project.projectId;
+
+  const now = deps.now();
+  const byStream = new Map<string, StreamAppend['events'][number][]>();
+  const warnings: { id: string; data: IngestionWarningData }[] = [];
+  const warn = (w: Warning) => {
+    const eventUuid = typeof w.details.eventUuid === 'string' ? w.details.eventUuid : null;
+    warnings.push({
+      // A retried request repeats its warnings with the same ids, so they are not counted twice.
+      id: eventUuid ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE) : randomUUID(),
+      data: { projectId, type: w.type, eventUuid, details: w.details, at: now.toISOString() },
+    });
+  };
+  let accepted = 0;
+  for (const item of batch.items) {
+    const result = normalizeCapturedEvent(item, { projectId, now, sentAt: batch.sentAt, ip, path: request.path });
+    if (result.kind === 'dropped') {
+      warn(result.warning);
+      continue;
+    }
+    result.warnings.forEach(warn);
+    const data = enrich(result.data, deps.geoip);
+    const stream = captureStream(projectId, data.distinctId);
+    const events = byStream.get(stream) ?? [];
+    events.push({ id: logIdFor(projectId, data.uuid), type: 'EventCaptured', data, metadata: { projectId, occurredAt: data.receivedAt } });
+    byStream.set(stream, events);
+    accepted++;
+  }
+
+  const appends: StreamAppend[] = [...byStream].map(([streamName, events]) => ({ streamName, events, expectedRevision: 'any' }));
+  if (warnings.length > 0) {
+    appends.push({
+      streamName: ingestionWarningStream(projectId),
+      events: warnings.map((w) => ({ id: w.id, type: 'IngestionWarningRecorded', data: w.data, metadata: { projectId, occurredAt: w.data.at } })),
+      expectedRevision: 'any',
+    });
+  }
+  await deps.committer.append(appends);
+  return { ok: true, status: request.query.beacon === '1' ? 204 : 200, accepted, dropped: batch.items.length - accepted };
+}

@@ -1,0 +1,80 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ApiErrorBody } from '../../src/http/apiError.ts';
+import { failureBody } from './captureFailure.ts';
+import { type CaptureDeps, captureEvents } from './captureEvents.ts';
+import { clientIp } from './geoip.ts';
+
+export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const;
+
+const CaptureQuery = z
+  .object({
+    compression: z.string().optional().describe('gzip-js | gzip | lz64 | base64; sniffed when absent'),
+    data: z.string().optional().describe('the payload, for GET requests'),
+    beacon: z.string().optional().describe('1: answer 204 with no body (sendBeacon)'),
+    _: z.string().optional().describe('client send time, epoch ms'),
+    sent_at: z.string().optional(),
+    ver: z.string().optional(),
+    ip: z.string().optional(),
+  })
+  .catchall(z.unknown());
+
+const flatQuery = (query: unknown): Record<string, string | undefined> =>
+  Object.fromEntries(
+    Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v)]),
+  );
+
+const flatHeaders = (request: FastifyRequest): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+
+/**
+ * The public capture endpoints. Bodies arrive as raw bytes whatever their content type: the
+ * capture modules decide between JSON, form, multipart, base64, gzip and lz64 themselves.
+ */
+export const captureRoutes =
+  (deps: CaptureDeps, limits: { capture: number; batch: number }): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.batch }, (_request, body, done) => done(null, body));
+
+    for (const [path, method] of CAPTURE_PATHS.flatMap((p) => [[p, 'POST'], [p, 'GET']] as const)) {
+      const bodyLimit = path === '/batch' ? limits.batch : limits.capture;
+      app.route({
+        method,
+        url: `${path}/`,
+        bodyLimit,
+        schema: {
+          tags: ['capture'],
+          summary: `Capture events (${method} ${path}/)`,
+          description: 'JSON, form `data=`, multipart, base64, gzip or lz64 bodies (GET: `?data=`); the project API key in the payload.',
+          querystring: CaptureQuery,
+          ...(method === 'POST' ? { body: z.any().describe('one event, an array of events, or {api_key, batch: [...], sent_at}') } : {}),
+          response: {
+            200: z.object({ status: z.literal(1) }),
+            204: z.null().describe('beacon=1: no body'),
+            400: ApiErrorBody,
+            401: ApiErrorBody,
+            413: ApiErrorBody,
+          },
+        },
+        handler: async (request, reply) => {
+          const outcome = await captureEvents(
+            deps,
+            {
+              method: request.method,
+              path,
+              query: flatQuery(request.query),
+              headers: flatHeaders(request),
+              body: Buffer.isBuffer(request.body) ? request.body : undefined,
+            },
+            clientIp(request.headers, request.socket.remoteAddress),
+          );
+          if (!outcome.ok) return reply.status(outcome.status).send(failureBody(outcome));
+          if (outcome.status === 204) return reply.status(204).send(null);
+          return reply.status(200).send({ status: 1 as const });
+        },
+      });
+    }
+  };
