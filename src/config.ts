@@ -18,7 +18,8 @@ const ConfigSchema = z.object({
   EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
   INIT_PROJECT_API_KEY: z.string().min(8).optional(),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // 'info' logs every request: at capture rates that costs more than the request itself.
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   /** request body limits of the capture endpoints (capture.md decision 5) */
   CAPTURE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
   BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),

@@ -29,8 +29,6 @@ export type AppOptions = Readonly<{
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
-    // One log line per capture request would cost more than the request; LOG_LEVEL=debug brings them back.
-    disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace',
     bodyLimit: options.bodyLimit ?? 20 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.

@@ -13,7 +13,7 @@ describe('config', () => {
       CLICKHOUSE_URL: 'http://ch:8123', EVENTSTORE_URL: 'esdb://es:2113?tls=false', INIT_PROJECT_API_KEY: 'phc_12345678',
       INIT_PERSONAL_API_KEY: 'phx_12345678', LOG_LEVEL: '',
     });
-    expect(c).toMatchObject({ port: 9001, host: '0.0.0.0', dataDir: '/tmp/x', databaseUrl: 'postgres://u:p@h:5432/d', clickhouseUrl: 'http://ch:8123', eventstoreUrl: 'esdb://es:2113?tls=false', initProjectApiKey: 'phc_12345678', initPersonalApiKey: 'phx_12345678', logLevel: 'info' });
+    expect(c).toMatchObject({ port: 9001, host: '0.0.0.0', dataDir: '/tmp/x', databaseUrl: 'postgres://u:p@h:5432/d', clickhouseUrl: 'http://ch:8123', eventstoreUrl: 'esdb://es:2113?tls=false', initProjectApiKey: 'phc_12345678', initPersonalApiKey: 'phx_12345678', logLevel: 'warn' });
   });
   it.each([
     [{ PORT: 'eighty' }, /^invalid configuration: PORT: /],
