@@ -10,6 +10,7 @@ import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { routes } from './routes.ts';
 import { createGroupCommitter } from './eventStore/groupCommit.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
+import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { createProjectResolver } from '../commands/capture/resolveProject.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
 import { chProjections, pgProjections } from '../projections/registry.ts';
@@ -72,7 +73,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     },
     { capture: config.captureBodyLimitBytes, batch: config.batchBodyLimitBytes },
   );
-  const app = await buildApp({ pool: stores.pool, routes: [...routes(ctx), capture], readiness, logLevel: config.logLevel, bodyLimit: config.batchBodyLimitBytes });
+  const app = await buildApp({ pool: stores.pool, routes: [...routes(ctx), capture, ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])], readiness, logLevel: config.logLevel, bodyLimit: config.batchBodyLimitBytes });
 
   let closing: Promise<void> | undefined;
   return {

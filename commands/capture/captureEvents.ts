@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { GroupCommitter } from '../../src/eventStore/groupCommit.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
 import type { CaptureFailure } from './captureFailure.ts';
@@ -26,9 +26,17 @@ export type CaptureDeps = Readonly<{
 
 export type CaptureOutcome = { ok: true; status: 200 | 204; accepted: number; dropped: number } | CaptureFailure;
 
-/** Log ids are namespaced by project, so a client reusing another project's uuid cannot collide with it. */
+/**
+ * Log ids are namespaced by project, so a client reusing another project's uuid cannot collide
+ * with it, and stay deterministic, so a retry maps to the same id. For time-ordered (v7) client
+ * uuids the id keeps their 48-bit time prefix: new ids then land at the end of the log's id index
+ * instead of at random places in it, which keeps appends fast as the log grows.
+ */
 const LOG_ID_NAMESPACE = 'c2f8f8a4-3d0e-4b7e-9a51-2d5e0f6a7b10';
-export const logIdFor = (projectId: number, uuid: string) => uuidv5(`${projectId}:${uuid}`, LOG_ID_NAMESPACE);
+export const logIdFor = (projectId: number, uuid: string) => {
+  const hashed = uuidv5(`${projectId}:${uuid}`, LOG_ID_NAMESPACE);
+  return uuid[14] === '7' ? `${uuid.slice(0, 13)}${hashed.slice(13)}` : hashed;
+};
 
 const asRecord = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -38,14 +46,18 @@ function enrich(data: NormalizedEventData, geoip: GeoIp): EventCapturedData {
   let properties = data.properties;
   if (!shouldSkipGeoip(properties)) {
     const geo = geoipProperties(geoip.lookup(String(properties.$ip)));
-    properties = {
-      ...properties,
-      ...geo.properties,
-      // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
-      // own $set_once still comes first.
-      $set: { ...asRecord(properties.$set), ...geo.set },
-      $set_once: { ...geo.setOnce, ...asRecord(properties.$set_once) },
-    };
+    // Only a successful lookup touches the event: an address without a record (loopback, private
+    // ranges) must not leave empty `$set` / `$set_once` objects behind, which PostHog never stores.
+    if (Object.keys(geo.properties).length > 0) {
+      properties = {
+        ...properties,
+        ...geo.properties,
+        // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
+        // own $set_once still comes first.
+        $set: { ...asRecord(properties.$set), ...geo.set },
+        $set_once: { ...geo.setOnce, ...asRecord(properties.$set_once) },
+      };
+    }
   }
   if (data.event !== '$snapshot' && data.event !== '$groupidentify') properties = addAutomaticPersonProperties(properties);
   const { elementsChain, properties: withoutElements } = takeElementsChain(properties);

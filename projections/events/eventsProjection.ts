@@ -1,4 +1,4 @@
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
 import type { EventCaptured } from '../../commands/capture/eventCaptured.ts';

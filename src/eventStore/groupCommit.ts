@@ -16,10 +16,13 @@ type Pending = { batch: readonly StreamAppend[]; resolve: (r: AppendResult[]) =>
  * If a combined commit fails, each caller's appends are retried alone, so one bad request cannot
  * fail the others.
  */
-export function createGroupCommitter(store: EventStore, options: { maxEvents?: number } = {}): GroupCommitter {
+export function createGroupCommitter(store: EventStore, options: { maxEvents?: number; maxInFlight?: number } = {}): GroupCommitter {
   const maxEvents = options.maxEvents ?? 10_000;
+  // A second transaction waits on the log's append lock inside Postgres while the first commits,
+  // so it starts writing the moment the first one's fsync is done.
+  const maxInFlight = options.maxInFlight ?? 2;
   let queue: Pending[] = [];
-  let inFlight: Promise<void> | undefined;
+  const inFlight = new Set<Promise<void>>();
   const stats = { commits: 0, appends: 0, events: 0 };
 
   const countEvents = (b: readonly StreamAppend[]) => b.reduce((n, s) => n + s.events.length, 0);
@@ -43,7 +46,7 @@ export function createGroupCommitter(store: EventStore, options: { maxEvents?: n
   }
 
   function pump(): void {
-    if (inFlight || queue.length === 0) return;
+    if (inFlight.size >= maxInFlight || queue.length === 0) return;
     const group: Pending[] = [];
     let events = 0;
     while (queue.length > 0 && (group.length === 0 || events + countEvents(queue[0]!.batch) <= maxEvents)) {
@@ -51,10 +54,11 @@ export function createGroupCommitter(store: EventStore, options: { maxEvents?: n
       events += countEvents(next.batch);
       group.push(next);
     }
-    inFlight = commit(group).finally(() => {
-      inFlight = undefined;
+    const running: Promise<void> = commit(group).finally(() => {
+      inFlight.delete(running);
       pump();
     });
+    inFlight.add(running);
   }
 
   return {
@@ -68,7 +72,7 @@ export function createGroupCommitter(store: EventStore, options: { maxEvents?: n
       });
     },
     async drain() {
-      while (inFlight || queue.length > 0) await (inFlight ?? Promise.resolve());
+      while (inFlight.size > 0 || queue.length > 0) await Promise.all([...inFlight]);
     },
     stats: () => ({ ...stats }),
   };

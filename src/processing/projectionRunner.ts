@@ -24,7 +24,7 @@ export type ProjectionRunner = Readonly<{
   caughtUp(): Promise<void>;
 }>;
 
-export type RunnerOptions = Readonly<{ batchSize?: number; log?: (msg: string) => void }>;
+export type RunnerOptions = Readonly<{ batchSize?: number; maxWaitMs?: number; log?: (msg: string) => void }>;
 
 /**
  * Subscribes to the log from the stored checkpoint and applies events in batches; each batch and
