@@ -1,0 +1,160 @@
+import type pg from 'pg';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { PgProjection } from '../../src/processing/projection.ts';
+import { uuidv5 } from '../../src/core/uuidv5.ts';
+import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import {
+  type GroupRow, type PersonRow, type WorkingSet, PERSON_UUID_NAMESPACE,
+  applyToWorkingSet, emptyWorkingSet, groupKeyOf, keysOf, mappingKey,
+} from './personsFold.ts';
+
+const schema = `
+  CREATE TABLE IF NOT EXISTS persons (
+    id integer PRIMARY KEY, project_id integer NOT NULL, uuid uuid NOT NULL, properties jsonb NOT NULL,
+    is_identified boolean NOT NULL, created_at timestamptz NOT NULL, version integer NOT NULL);
+  CREATE INDEX IF NOT EXISTS persons_project_created ON persons (project_id, created_at DESC, id DESC);
+  CREATE INDEX IF NOT EXISTS persons_uuid ON persons (uuid);
+  CREATE TABLE IF NOT EXISTS person_distinct_ids (
+    project_id integer NOT NULL, distinct_id text NOT NULL, person_id integer NOT NULL, ord bigint NOT NULL,
+    PRIMARY KEY (project_id, distinct_id));
+  CREATE INDEX IF NOT EXISTS person_distinct_ids_person ON person_distinct_ids (person_id, ord);
+  CREATE TABLE IF NOT EXISTS group_type_mapping (
+    project_id integer NOT NULL, group_type text NOT NULL, group_type_index integer NOT NULL,
+    PRIMARY KEY (project_id, group_type), UNIQUE (project_id, group_type_index));
+  CREATE TABLE IF NOT EXISTS groups (
+    project_id integer NOT NULL, group_type_index integer NOT NULL, group_key text NOT NULL, properties jsonb NOT NULL,
+    created_at timestamptz NOT NULL, version integer NOT NULL, PRIMARY KEY (project_id, group_type_index, group_key));
+  CREATE TABLE IF NOT EXISTS person_ingestion_warnings (
+    id uuid PRIMARY KEY, project_id integer NOT NULL, type text NOT NULL, event_uuid text, details jsonb NOT NULL, at timestamptz NOT NULL);
+  CREATE TABLE IF NOT EXISTS persons_counters (name text PRIMARY KEY, value bigint NOT NULL);
+`;
+
+async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet & { nextOrd: number }> {
+  const { rows: counters } = await tx.query<{ name: string; value: string }>('SELECT name, value FROM persons_counters');
+  const counter = (n: string, d: number) => Number(counters.find((c) => c.name === n)?.value ?? d);
+  const ws = Object.assign(emptyWorkingSet(counter('person_id', 1)), { nextOrd: counter('ord', 1) });
+
+  const ids = new Map<string, [number, string]>();
+  const groupKeys: [number, string, string][] = [];
+  for (const e of events) {
+    const k = keysOf(e);
+    for (const [p, d] of k.distinctIds) ids.set(mappingKey(p, d), [p, d]);
+    groupKeys.push(...k.groups);
+  }
+  const pairs = [...ids.values()];
+  for (const key of ids.keys()) ws.mapping.set(key, null);
+  const { rows: mapped } = await tx.query<{ project_id: number; distinct_id: string; person_id: number }>(
+    `SELECT m.project_id, m.distinct_id, m.person_id FROM person_distinct_ids m
+       JOIN unnest($1::int[], $2::text[]) AS k(p, d) ON m.project_id = k.p AND m.distinct_id = k.d`,
+    [pairs.map((x) => x[0]), pairs.map((x) => x[1])],
+  );
+  const personIds = [...new Set(mapped.map((m) => m.person_id))];
+  const { rows: persons } = await tx.query<{ id: number; project_id: number; uuid: string; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number; distinct_ids: string[] }>(
+    `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
+       FROM persons p WHERE p.id = ANY($1::int[])`,
+    [personIds],
+  );
+  for (const p of persons) {
+    const row: PersonRow = { id: p.id, uuid: p.uuid, projectId: p.project_id, properties: p.properties, isIdentified: p.is_identified, createdAt: p.created_at.toISOString(), version: p.version, distinctIds: p.distinct_ids ?? [] };
+    ws.persons.set(p.id, row);
+    for (const d of row.distinctIds) ws.mapping.set(mappingKey(row.projectId, d), row.id);
+  }
+  const projects = [...new Set(pairs.map((x) => x[0]).concat(groupKeys.map((g) => g[0])))];
+  const { rows: types } = await tx.query<{ project_id: number; group_type: string; group_type_index: number }>(
+    'SELECT * FROM group_type_mapping WHERE project_id = ANY($1::int[])', [projects]);
+  for (const t of types) {
+    const m = ws.groupTypes.get(t.project_id) ?? new Map<string, number>();
+    m.set(t.group_type, t.group_type_index);
+    ws.groupTypes.set(t.project_id, m);
+  }
+  if (groupKeys.length > 0) {
+    const { rows: groups } = await tx.query<{ project_id: number; group_type_index: number; group_key: string; properties: Record<string, unknown>; created_at: Date; version: number }>(
+      `SELECT g.* FROM groups g JOIN group_type_mapping t ON t.project_id = g.project_id AND t.group_type_index = g.group_type_index
+         JOIN unnest($1::int[], $2::text[], $3::text[]) AS k(p, t, key) ON g.project_id = k.p AND t.group_type = k.t AND g.group_key = k.key`,
+      [groupKeys.map((g) => g[0]), groupKeys.map((g) => g[1]), groupKeys.map((g) => g[2])],
+    );
+    for (const g of groups) {
+      ws.groups.set(groupKeyOf(g.project_id, g.group_type_index, g.group_key), {
+        projectId: g.project_id, groupTypeIndex: g.group_type_index, groupKey: g.group_key, properties: g.properties, createdAt: g.created_at.toISOString(), version: g.version,
+      });
+    }
+  }
+  return ws;
+}
+
+async function save(tx: pg.PoolClient, ws: WorkingSet & { nextOrd: number }): Promise<void> {
+  if (ws.deletedPersons.size > 0) await tx.query('DELETE FROM persons WHERE id = ANY($1::int[])', [[...ws.deletedPersons]]);
+  const persons = [...ws.dirtyPersons].map((id) => ws.persons.get(id)).filter((p): p is PersonRow => p !== undefined);
+  if (persons.length > 0) {
+    await tx.query(
+      `INSERT INTO persons (id, project_id, uuid, properties, is_identified, created_at, version)
+       SELECT id, project_id, uuid, properties, is_identified, created_at, version
+         FROM json_to_recordset($1::json) AS x(id int, project_id int, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version int)
+       ON CONFLICT (id) DO UPDATE SET properties = EXCLUDED.properties, is_identified = EXCLUDED.is_identified,
+         created_at = EXCLUDED.created_at, version = EXCLUDED.version`,
+      [JSON.stringify(persons.map((p) => ({ id: p.id, project_id: p.projectId, uuid: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version })))],
+    );
+  }
+  const removed: [number, string][] = [];
+  const upserts: { p: number; d: string; person: number; ord: number }[] = [];
+  for (const key of ws.dirtyMappings) {
+    const sep = key.indexOf('|');
+    const projectId = Number(key.slice(0, sep));
+    const distinctId = key.slice(sep + 1);
+    const personId = ws.mapping.get(key);
+    if (personId === null || personId === undefined) removed.push([projectId, distinctId]);
+    else upserts.push({ p: projectId, d: distinctId, person: personId, ord: ws.nextOrd++ });
+  }
+  if (removed.length > 0) {
+    await tx.query(
+      `DELETE FROM person_distinct_ids m USING unnest($1::int[], $2::text[]) AS k(p, d) WHERE m.project_id = k.p AND m.distinct_id = k.d`,
+      [removed.map((r) => r[0]), removed.map((r) => r[1])],
+    );
+  }
+  if (upserts.length > 0) {
+    await tx.query(
+      `INSERT INTO person_distinct_ids (project_id, distinct_id, person_id, ord)
+       SELECT p, d, person, ord FROM json_to_recordset($1::json) AS x(p int, d text, person int, ord bigint)
+       ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = EXCLUDED.person_id, ord = EXCLUDED.ord`,
+      [JSON.stringify(upserts)],
+    );
+  }
+  for (const t of ws.newGroupTypes) {
+    await tx.query('INSERT INTO group_type_mapping VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [t.projectId, t.groupType, t.index]);
+  }
+  const groups = [...ws.dirtyGroups].map((k) => ws.groups.get(k)).filter((g): g is GroupRow => !!g);
+  if (groups.length > 0) {
+    await tx.query(
+      `INSERT INTO groups SELECT * FROM json_to_recordset($1::json) AS x(project_id int, group_type_index int, group_key text, properties jsonb, created_at timestamptz, version int)
+       ON CONFLICT (project_id, group_type_index, group_key) DO UPDATE SET properties = EXCLUDED.properties, version = EXCLUDED.version`,
+      [JSON.stringify(groups.map((g) => ({ project_id: g.projectId, group_type_index: g.groupTypeIndex, group_key: g.groupKey, properties: g.properties, created_at: g.createdAt, version: g.version })))],
+    );
+  }
+  if (ws.warnings.length > 0) {
+    await tx.query(
+      `INSERT INTO person_ingestion_warnings SELECT * FROM json_to_recordset($1::json) AS x(id uuid, project_id int, type text, event_uuid text, details jsonb, at timestamptz) ON CONFLICT DO NOTHING`,
+      [JSON.stringify(ws.warnings.map((w) => ({ id: uuidv5(`${w.projectId}:${w.eventUuid}:${w.type}`, PERSON_UUID_NAMESPACE), project_id: w.projectId, type: w.type, event_uuid: w.eventUuid, details: w.details, at: w.at })))],
+    );
+  }
+  await tx.query(
+    `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+    [ws.nextPersonId, ws.nextOrd],
+  );
+}
+
+/**
+ * Persons and groups from the log: a deterministic fold in log order (captured events and person
+ * management events), so a rebuild gives the same integer ids, uuids and properties.
+ */
+export const personsProjection: PgProjection = {
+  name: 'persons',
+  version: 1,
+  tables: ['persons', 'person_distinct_ids', 'group_type_mapping', 'groups', 'person_ingestion_warnings', 'persons_counters'],
+  filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
+  schema,
+  async handle(events, tx) {
+    const ws = await load(tx, events);
+    for (const e of events) applyToWorkingSet(ws, e);
+    await save(tx, ws);
+  },
+};
