@@ -1,0 +1,176 @@
+/**
+ * Reads of the ClickHouse `events` table for the events REST API. Every statement is built from
+ * fixed SQL text and `Params` placeholders; the only interpolated names are the configured
+ * database and the table.
+ */
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem } from './hogqlQuery.ts';
+import { HogQLError } from './hogqlTokenizer.ts';
+import { compilePropertyFilters } from './propertyFilters.ts';
+import { dateTimeParamSql, escapeLike, Params, propertySql } from './sqlParams.ts';
+import { EVENT_COLUMNS_SQL, type EventRow, type EventView, selectValue, toEventView } from './eventView.ts';
+
+export type ListInput = Readonly<{
+  projectId: number;
+  now: Date;
+  /** dates already validated by `parseDateParam` */
+  after?: string;
+  before?: string;
+  afterUuid?: string;
+  beforeUuid?: string;
+  distinctId?: string;
+  event?: string;
+  personId?: string;
+  properties?: unknown;
+  select?: readonly string[];
+  where?: readonly string[];
+  orderBy?: readonly string[];
+  limit: number;
+  offset: number;
+}>;
+
+/** How the next page is reached: after the last row's timestamp, or by offset. */
+export type Paging = { kind: 'cursor'; descending: boolean; last: { timestamp: string; uuid: string } | null } | { kind: 'offset' };
+
+export type ListResult =
+  | { kind: 'events'; events: EventView[]; more: boolean; paging: Paging }
+  | { kind: 'select'; columns: string[]; types: string[]; results: unknown[][]; more: boolean; paging: Paging };
+
+/** ClickHouse errors that a user's expression or filter can cause: answered 400, not 500. */
+const USER_ERRORS = new Set([
+  'CANNOT_PARSE_TEXT', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'BAD_ARGUMENTS', 'CANNOT_PARSE_DATE', 'CANNOT_PARSE_DATETIME',
+  'ILLEGAL_TYPE_OF_ARGUMENT', 'ILLEGAL_COLUMN', 'TYPE_MISMATCH', 'ARGUMENT_OUT_OF_BOUND', 'CANNOT_CONVERT_TYPE', 'CANNOT_PARSE_NUMBER',
+  'ILLEGAL_DIVISION', 'ILLEGAL_AGGREGATION', 'NOT_AN_AGGREGATE', 'NO_COMMON_TYPE', 'DECIMAL_OVERFLOW', 'CANNOT_COMPILE_REGEXP',
+  'CANNOT_PARSE_UUID', 'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE', 'NUMBER_OF_ARGUMENTS_DOESNT_MATCH', 'TOO_LARGE_STRING_SIZE', 'TIMEOUT_EXCEEDED',
+]);
+export const QUERY_TIMEOUT_SECONDS = 60;
+
+async function run<T>(ch: ClickHouse, query: string, params: Params, format: 'JSONEachRow' | 'JSONCompact'): Promise<T> {
+  try {
+    const result = await ch.client.query({
+      query,
+      query_params: params.values,
+      format,
+      // a user's expression must not hold the server: long queries end with TIMEOUT_EXCEEDED (a 400 below)
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0, max_execution_time: QUERY_TIMEOUT_SECONDS },
+    });
+    return (await result.json()) as T;
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type && USER_ERRORS.has(type)) {
+      const message = (error as Error).message.split(/[:.]?\s*(?:In scope|\(version )/)[0]!.slice(0, 300);
+      throw new HogQLError(`The query could not run (${type}): ${message}`);
+    }
+    throw error;
+  }
+}
+
+const table = (ch: ClickHouse) => `${ch.database}.events`;
+
+function conditions(input: ListInput, params: Params): string[] {
+  const out = [`team_id = ${params.number(input.projectId)}`];
+  if (input.after !== undefined) {
+    const at = dateTimeParamSql(input.after, params);
+    out.push(input.afterUuid ? `(timestamp, uuid) > (${at}, toUUID(${params.string(input.afterUuid)}))` : `timestamp > ${at}`);
+  }
+  if (input.before !== undefined) {
+    const at = dateTimeParamSql(input.before, params);
+    out.push(input.beforeUuid ? `(timestamp, uuid) < (${at}, toUUID(${params.string(input.beforeUuid)}))` : `timestamp < ${at}`);
+  }
+  if (input.distinctId !== undefined) out.push(`distinct_id = ${params.string(input.distinctId)}`);
+  if (input.event !== undefined) out.push(`event = ${params.string(input.event)}`);
+  if (input.personId !== undefined) out.push(`person_id = toUUID(${params.string(input.personId)})`);
+  const filters = compilePropertyFilters(input.properties, params, input.now);
+  if (filters) out.push(filters);
+  if (input.where) out.push(...compileWhere(input.where, params));
+  return out;
+}
+
+/** ORDER BY, and whether the list pages with the timestamp cursor. */
+function ordering(order: OrderItem[], select: CompiledSelect | undefined): { sql: string; paging: Paging } {
+  const only = order.length === 1 ? order[0]! : undefined;
+  if (!select?.aggregate && only?.timestamp) {
+    const dir = only.desc ? 'DESC' : 'ASC';
+    return { sql: `timestamp ${dir}, uuid ${dir}`, paging: { kind: 'cursor', descending: only.desc, last: null } };
+  }
+  const items = order.map((o) => `${o.sql} ${o.desc ? 'DESC' : 'ASC'}`);
+  // a total order, so that offsets never skip or repeat rows
+  if (select?.aggregate) items.push(...select.groupBy.map((g) => `${g} ASC`));
+  else items.push('timestamp DESC', 'uuid DESC');
+  return { sql: items.join(', '), paging: { kind: 'offset' } };
+}
+
+export async function listEvents(ch: ClickHouse, input: ListInput): Promise<ListResult> {
+  const params = new Params();
+  const select = input.select ? compileSelect(input.select, params) : undefined;
+  const where = conditions(input, params).join(' AND ');
+  let order: OrderItem[];
+  if (input.orderBy && input.orderBy.length > 0) order = compileOrderBy(input.orderBy, params, select);
+  else if (select?.aggregate) {
+    const first = select.items.findIndex((c) => c.aggregate);
+    order = [{ sql: select.items[first]!.sql, desc: true, timestamp: false }];
+  } else order = [{ sql: 'timestamp', desc: true, timestamp: true }];
+  const { sql: orderSql, paging } = ordering(order, select);
+  const page = `LIMIT ${params.number(input.limit + 1)} OFFSET ${params.number(input.offset)}`;
+
+  if (!select) {
+    const rows = await run<EventRow[]>(ch, `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`, params, 'JSONEachRow');
+    const events = rows.slice(0, input.limit).map(toEventView);
+    const last = rows[input.limit - 1];
+    if (paging.kind === 'cursor' && last) paging.last = { timestamp: events.at(-1)!.timestamp, uuid: last._id };
+    return { kind: 'events', events, more: rows.length > input.limit, paging };
+  }
+
+  const cursorColumns = paging.kind === 'cursor' ? ', toString(timestamp) AS _cursor_ts, toString(uuid) AS _cursor_id' : '';
+  const groupBy = select.aggregate && select.groupBy.length > 0 ? ` GROUP BY ${select.groupBy.join(', ')}` : '';
+  const query = `SELECT ${select.items.map((c, i) => `${c.sql} AS _c${i}`).join(', ')}${cursorColumns} FROM ${table(ch)} WHERE ${where}${groupBy} ORDER BY ${orderSql} ${page}`;
+  const { meta, data } = await run<{ meta: { name: string; type: string }[]; data: unknown[][] }>(ch, query, params, 'JSONCompact');
+  const width = select.items.length;
+  const rows = data.slice(0, input.limit);
+  const last = rows.at(-1);
+  if (paging.kind === 'cursor' && last && rows.length === input.limit) {
+    paging.last = { timestamp: selectValue(last[width], 'DateTime64') as string, uuid: last[width + 1] as string };
+  }
+  return {
+    kind: 'select',
+    columns: select.columns,
+    types: meta.slice(0, width).map((m) => m.type),
+    results: rows.map((row) => row.slice(0, width).map((v, i) => selectValue(v, meta[i]!.type))),
+    more: data.length > input.limit,
+    paging,
+  };
+}
+
+export async function getEvent(ch: ClickHouse, projectId: number, uuid: string): Promise<EventView | null> {
+  const params = new Params();
+  const rows = await run<EventRow[]>(
+    ch,
+    `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE team_id = ${params.number(projectId)} AND uuid = toUUID(${params.string(uuid)}) LIMIT 1`,
+    params,
+    'JSONEachRow',
+  );
+  return rows[0] ? toEventView(rows[0]) : null;
+}
+
+/**
+ * Distinct values of an event property, most frequent first (ties by value); `value` keeps those
+ * containing it (case-insensitive); `eventNames` restricts to those events.
+ */
+export async function propertyValues(
+  ch: ClickHouse,
+  input: Readonly<{ projectId: number; key: string; value?: string; eventNames?: readonly string[]; limit: number }>,
+): Promise<string[]> {
+  const params = new Params();
+  const inner = [`team_id = ${params.number(input.projectId)}`];
+  if (input.eventNames && input.eventNames.length > 0) inner.push(`event IN (${input.eventNames.map((e) => params.string(e)).join(', ')})`);
+  const outer = ['isNotNull(_v)'];
+  if (input.value) outer.push(`ilike(_v, ${params.string(`%${escapeLike(input.value)}%`)})`);
+  const rows = await run<{ _v: string }[]>(
+    ch,
+    `SELECT _v FROM (SELECT ${propertySql([input.key], params)} AS _v FROM ${table(ch)} WHERE ${inner.join(' AND ')})
+      WHERE ${outer.join(' AND ')} GROUP BY _v ORDER BY count() DESC, _v ASC LIMIT ${params.number(input.limit)}`,
+    params,
+    'JSONEachRow',
+  );
+  return rows.map((r) => r._v);
+}

@@ -1,0 +1,207 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/appContext.ts';
+import { ApiError, errorResponses, validationError } from '../../src/http/apiError.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { isUuid, offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
+import { getEvent, type ListResult, listEvents, propertyValues } from './eventQueries.ts';
+import { eventsCsv, EventView, selectCsv } from './eventView.ts';
+import { HogQLError } from './hogqlTokenizer.ts';
+import { FilterError } from './propertyFilters.ts';
+
+/**
+ * Bounded read-your-writes for the events table: resolves once the events captured before the
+ * call are in ClickHouse, or at the timeout (false); the routes answer either way.
+ */
+export type AwaitEvents = () => Promise<boolean>;
+
+/** Waits for the newest `EventCaptured` of the log to reach the `clickhouse:events` projection. */
+export const awaitCapturedEvents =
+  (ctx: AppContext): AwaitEvents =>
+  async () => {
+    const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured'] } });
+    return ctx.awaitProjection('clickhouse:events', newest?.position);
+  };
+
+export const MAX_LIMIT = 1000;
+const StringOrList = z.union([z.string(), z.array(z.string())]);
+const ProjectParams = z.object({ project_id: z.string() });
+const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
+
+const ListQuery = z.object({
+  after: z.string().optional().describe('only events after this time (ISO 8601, or relative like -7d)'),
+  before: z.string().optional().describe('only events before this time (ISO 8601, or relative like -1h)'),
+  after_uuid: z.string().optional().describe('cursor tie-break set by `next` links: with `after`, events after (after, after_uuid)'),
+  before_uuid: z.string().optional().describe('cursor tie-break set by `next` links: with `before`, events before (before, before_uuid)'),
+  distinct_id: z.string().optional(),
+  event: z.string().optional().describe('event name'),
+  person_id: z.string().optional().describe('person UUID (integer person ids are not supported yet)'),
+  properties: z.string().optional().describe('JSON list of property filters [{key, value, operator, type}] or an AND/OR group'),
+  select: StringOrList.optional().describe('JSON list of HogQL expressions to return (see queries/events/README.md)'),
+  where: StringOrList.optional().describe('JSON list of HogQL conditions that must all hold'),
+  orderBy: StringOrList.optional().describe('JSON list, default ["-timestamp"]; ["timestamp"] for ascending'),
+  action_id: z.string().optional().describe('not supported yet (no actions)'),
+  limit: z.coerce.number().int().min(1).optional().describe(`default 100, at most ${MAX_LIMIT} (larger values are lowered)`),
+  offset: z.coerce.number().int().min(0).default(0),
+  format: Format,
+});
+
+const EventsPage = z.object({ next: z.string().nullable(), results: z.array(EventView) }).meta({ id: 'EventsPage' });
+const SelectPage = z
+  .object({
+    columns: z.array(z.string()).describe('the select expressions as given, or their AS alias'),
+    types: z.array(z.string()).describe('ClickHouse type of each column'),
+    results: z.array(z.array(z.unknown())),
+    next: z.string().nullable(),
+  })
+  .meta({ id: 'EventsSelectPage' });
+const ValueList = z.array(z.object({ name: z.unknown() })).meta({ id: 'EventPropertyValues' });
+
+/** Validation failures of the pure parts → 400 `validation_error` naming the parameter. */
+async function answering<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof HogQLError) throw validationError('invalid_input', error.message, error.attr);
+    if (error instanceof FilterError) throw validationError('invalid_input', error.message, 'properties');
+    throw error;
+  }
+}
+
+function listParam(raw: string | string[] | undefined, name: string): string[] | undefined {
+  const parsed = stringList(raw, name);
+  if (parsed && 'error' in parsed) throw validationError('invalid_input', parsed.error, name);
+  return parsed;
+}
+
+function dateParam(raw: string | undefined, name: string, now: Date): string | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = parseDateParam(raw, now);
+  if (!parsed) throw validationError('invalid_input', `${name} must be an ISO 8601 date-time or a relative date like -7d`, name);
+  return parsed;
+}
+
+function uuidParam(raw: string | undefined, name: string, detail: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!isUuid(raw)) throw validationError('invalid_input', detail, name);
+  return raw;
+}
+
+const csv = (reply: FastifyReply, body: string) => reply.type('text/csv; charset=utf-8').send(body);
+
+function nextLink(request: FastifyRequest, result: ListResult, offset: number, limit: number): string | null {
+  if (!result.more) return null;
+  const base = requestUrl(request.protocol, request.headers.host, request.url);
+  if (result.paging.kind === 'offset') return offsetUrl(base, offset, limit);
+  return result.paging.last ? timestampCursorUrl(base, result.paging.descending, result.paging.last) : null;
+}
+
+/**
+ * The events REST API (api-spec.md "Events (REST)", capture.md §4.2) over the ClickHouse
+ * `events` table: list with filters, HogQL select/where, CSV; one event; property values.
+ */
+export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: AwaitEvents): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const prefix = '/api/projects/:project_id/events';
+  const read = { scope: 'query:read' };
+
+  app.get(`${prefix}/`, {
+    config: read,
+    schema: {
+      tags: ['events'],
+      summary: 'List events (newest first), with filters, HogQL select/where and a timestamp cursor',
+      params: ProjectParams,
+      querystring: ListQuery,
+      response: { 200: z.union([EventsPage, SelectPage]).describe('events, or {columns, results} rows with select; text/csv with format=csv'), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    const now = ctx.now();
+    if (q.action_id !== undefined) throw validationError('invalid_input', 'action_id is not supported yet: actions are not built', 'action_id');
+    if (q.after_uuid !== undefined && q.after === undefined) throw validationError('invalid_input', 'after_uuid needs after', 'after_uuid');
+    if (q.before_uuid !== undefined && q.before === undefined) throw validationError('invalid_input', 'before_uuid needs before', 'before_uuid');
+    let properties: unknown;
+    if (q.properties !== undefined) {
+      try {
+        properties = JSON.parse(q.properties);
+      } catch {
+        throw validationError('invalid_input', 'properties must be JSON: a list of property filters', 'properties');
+      }
+    }
+    const limit = Math.min(q.limit ?? 100, MAX_LIMIT);
+    const input = {
+      projectId: request.project!.id,
+      now,
+      after: dateParam(q.after, 'after', now),
+      before: dateParam(q.before, 'before', now),
+      afterUuid: uuidParam(q.after_uuid, 'after_uuid', 'after_uuid must be an event UUID'),
+      beforeUuid: uuidParam(q.before_uuid, 'before_uuid', 'before_uuid must be an event UUID'),
+      distinctId: q.distinct_id,
+      event: q.event,
+      personId: uuidParam(q.person_id, 'person_id', 'person_id must be a person UUID (integer person ids are not supported yet)'),
+      properties,
+      select: listParam(q.select, 'select'),
+      where: listParam(q.where, 'where'),
+      orderBy: listParam(q.orderBy, 'orderBy'),
+      limit,
+      offset: q.offset,
+    };
+    await awaitEvents();
+    const result = await answering(() => listEvents(ch, input));
+    if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
+    const next = nextLink(request, result, q.offset, limit);
+    return result.kind === 'events' ? { next, results: result.events } : { columns: result.columns, types: result.types, results: result.results, next };
+  });
+
+  app.get(`${prefix}/values/`, {
+    config: read,
+    schema: {
+      tags: ['events'],
+      summary: 'Values of an event property, most frequent first',
+      params: ProjectParams,
+      querystring: z.object({
+        key: z.string().min(1).describe('event property key'),
+        value: z.string().optional().describe('keep values containing this (case-insensitive)'),
+        event_name: StringOrList.optional().describe('only events of these names (repeat the parameter for several)'),
+        limit: z.coerce.number().int().min(1).max(100).default(10),
+        format: Format,
+      }),
+      response: { 200: ValueList, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    await awaitEvents();
+    const values = await answering(() =>
+      propertyValues(ch, {
+        projectId: request.project!.id,
+        key: q.key,
+        ...(q.value !== undefined ? { value: q.value } : {}),
+        ...(q.event_name !== undefined ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] } : {}),
+        limit: q.limit,
+      }),
+    );
+    const body = values.map((name) => ({ name }));
+    if (q.format === 'csv') return csv(reply, selectCsv(['name'], values.map((v) => [v])));
+    return body;
+  });
+
+  app.get(`${prefix}/:id/`, {
+    config: read,
+    schema: {
+      tags: ['events'],
+      summary: 'One event by its UUID',
+      params: ProjectParams.extend({ id: z.string() }),
+      querystring: z.object({ format: Format, include_person: z.string().optional().describe('accepted; person is always null for now') }),
+      response: { 200: EventView, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { id } = request.params;
+    if (!isUuid(id)) throw new ApiError(400, { type: 'validation_error', code: 'invalid', detail: 'Invalid UUID', attr: null });
+    await awaitEvents();
+    const event = await getEvent(ch, request.project!.id, id);
+    if (!event) throw new ApiError(404, { type: 'invalid_request', code: 'not_found', detail: `No events exist for event UUID ${id}`, attr: null });
+    if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
+    return event;
+  });
+};

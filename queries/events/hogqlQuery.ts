@@ -1,0 +1,100 @@
+/**
+ * The `select`, `where` and `orderBy` parameters of the events list, compiled to SQL pieces.
+ * Aggregates in `select` group by every non-aggregate select item, as PostHog's events query does.
+ */
+import { type Compiled, ExprCompiler } from './hogqlCompiler.ts';
+import { type Expr, parseExpr, parseOrderItem, parseSelectItem } from './hogqlParser.ts';
+import { HogQLError } from './hogqlTokenizer.ts';
+import type { Params } from './sqlParams.ts';
+
+export const MAX_EXPRESSION_LENGTH = 4000;
+export const MAX_ITEMS = 50;
+
+export type CompiledSelect = Readonly<{
+  /** response column names: the select items as given, or their alias */
+  columns: string[];
+  items: Compiled[];
+  aggregate: boolean;
+  /** SQL of the non-aggregate items that read columns, when `aggregate` */
+  groupBy: string[];
+}>;
+
+export type OrderItem = Readonly<{ sql: string; desc: boolean; /** the item is exactly `timestamp` */ timestamp: boolean }>;
+
+function checkItems(items: readonly string[], what: string): void {
+  if (items.length > MAX_ITEMS) throw new HogQLError(`At most ${MAX_ITEMS} ${what} expressions are allowed`, what);
+  for (const item of items) {
+    if (item.length > MAX_EXPRESSION_LENGTH) throw new HogQLError(`A ${what} expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, what);
+    if (item.trim() === '') throw new HogQLError(`Empty ${what} expression`, what);
+  }
+}
+
+/** Runs `fn`, prefixing a HogQL error with the expression it came from. */
+function about<T>(what: string, text: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof HogQLError) throw new HogQLError(`${what} "${text}": ${error.message}`, what);
+    throw error;
+  }
+}
+
+export function compileSelect(items: readonly string[], params: Params): CompiledSelect {
+  checkItems(items, 'select');
+  if (items.length === 0) throw new HogQLError('select needs at least one expression', 'select');
+  const compiler = new ExprCompiler(params);
+  const columns: string[] = [];
+  const compiled = items.map((text) =>
+    about('select', text, () => {
+      if (text.trim() === '*') throw new HogQLError('"*" is not supported; name the fields');
+      const { expr, alias } = parseSelectItem(text);
+      const c = compiler.compile(expr);
+      if (c.aggregate && c.column) throw new HogQLError('mixes aggregate and non-aggregate parts of the row');
+      columns.push(alias ?? text.trim());
+      return c;
+    }),
+  );
+  const aggregate = compiled.some((c) => c.aggregate);
+  return { columns, items: compiled, aggregate, groupBy: aggregate ? compiled.filter((c) => c.column).map((c) => c.sql) : [] };
+}
+
+/** `where` items: conditions without aggregates, all of which must hold. */
+export function compileWhere(items: readonly string[], params: Params): string[] {
+  checkItems(items, 'where');
+  const compiler = new ExprCompiler(params);
+  return items.map((text) =>
+    about('where', text, () => {
+      const c = compiler.condition(parseExpr(text));
+      if (c.aggregate) throw new HogQLError('aggregates are not allowed in where');
+      return c.sql;
+    }),
+  );
+}
+
+/** One condition (a `hogql` property filter). */
+export const compileCondition = (text: string, params: Params): string => compileWhere([text], params)[0]!;
+
+const isTimestamp = (e: Expr) => e.kind === 'field' && e.chain.length === 1 && e.chain[0] === 'timestamp';
+
+/**
+ * `orderBy` items: `-expr` or `expr [ASC|DESC]`. A bare name may also be a select alias or repeat
+ * a select item. With aggregates, each item must be an aggregate or one of the grouped items.
+ */
+export function compileOrderBy(items: readonly string[], params: Params, select?: CompiledSelect): OrderItem[] {
+  checkItems(items, 'orderBy');
+  const compiler = new ExprCompiler(params);
+  return items.map((text) =>
+    about('orderBy', text, () => {
+      const { expr, desc } = parseOrderItem(text);
+      const name = expr.kind === 'field' && expr.chain.length === 1 ? expr.chain[0]! : undefined;
+      const bare = text.trim().replace(/^-/, '').replace(/\s+(asc|desc)$/i, '').trim();
+      const byColumn = select?.columns.findIndex((c) => c === name || c === bare) ?? -1;
+      const c = byColumn >= 0 ? select!.items[byColumn]! : compiler.compile(expr);
+      if (c.aggregate && !select?.aggregate) throw new HogQLError('aggregates in orderBy need an aggregate select');
+      if (select?.aggregate && c.column && !select.groupBy.includes(c.sql)) {
+        throw new HogQLError('with aggregates, orderBy must be an aggregate or one of the non-aggregate select expressions');
+      }
+      return { sql: c.sql, desc, timestamp: byColumn < 0 && isTimestamp(expr) };
+    }),
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * Query parameters for ClickHouse statements built from user input.
+ *
+ * Every user-supplied value reaches ClickHouse as a typed `{pN:Type}` placeholder and travels in
+ * `query_params` (sent apart from the statement text), never spliced into SQL. The placeholder
+ * names and types are ours; only values are the user's. Equal values of the same type share one
+ * placeholder, so two identical expressions compile to identical SQL (GROUP BY / ORDER BY matching
+ * relies on that).
+ */
+
+export type ParamType = 'String' | 'Int64' | 'Float64' | 'Bool';
+
+export class Params {
+  readonly values: Record<string, string | number | boolean> = {};
+  private readonly seen = new Map<string, string>();
+
+  add(value: string | number | boolean, type: ParamType): string {
+    const key = `${type}:${typeof value}:${String(value)}`;
+    let name = this.seen.get(key);
+    if (!name) {
+      name = `p${this.seen.size}`;
+      this.seen.set(key, name);
+      this.values[name] = value;
+    }
+    return `{${name}:${type}}`;
+  }
+
+  string(value: string): string {
+    return this.add(value, 'String');
+  }
+
+  /** Integers that JavaScript holds exactly go as Int64, every other number as Float64. */
+  number(value: number): string {
+    return Number.isSafeInteger(value) ? this.add(value, 'Int64') : this.add(value, 'Float64');
+  }
+}
+
+/**
+ * An event property as a `Nullable(String)`: JSON strings unquoted and unescaped, other JSON
+ * values as their JSON text (`42`, `true`, `[1,2]`, `{"a":1}`), missing keys and JSON null as
+ * NULL. Several keys address nested objects (`properties.a.b`).
+ */
+export function propertySql(keys: readonly string[], params: Params): string {
+  const path = ['properties', ...keys.map((k) => params.string(k))].join(', ');
+  return `multiIf(JSONType(${path}) = 'String', JSONExtractString(${path}), JSONType(${path}) = 'Null', NULL, JSONExtractRaw(${path}))`;
+}
+
+/** A date-time value given as text, parsed by ClickHouse (microseconds and offsets kept). */
+export const dateTimeParamSql = (text: string, params: Params) => `parseDateTime64BestEffort(${params.string(text)}, 6, 'UTC')`;
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern. */
+export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { compilePropertyFilters, FilterError } from '../../queries/events/propertyFilters.ts';
+import { formatTimestamp, isUuid, offsetUrl, parseDateParam, stringList, timestampCursorUrl } from '../../queries/events/eventCursor.ts';
+import { eventsCsv, selectCsv, toEventView } from '../../queries/events/eventView.ts';
+import { escapeLike, Params } from '../../queries/events/sqlParams.ts';
+
+const NOW = new Date('2024-03-31T12:00:00.000Z');
+const compile = (input: unknown) => {
+  const params = new Params();
+  return { sql: compilePropertyFilters(input, params, NOW), params: params.values };
+};
+const PROP = (p: string) =>
+  `multiIf(JSONType(properties, ${p}) = 'String', JSONExtractString(properties, ${p}), JSONType(properties, ${p}) = 'Null', NULL, JSONExtractRaw(properties, ${p}))`;
+
+describe('property filters', () => {
+  it('compiles each operator with placeholders only', () => {
+    const one = (operator: string, value?: unknown) => compile([{ key: 'k', operator, value }]);
+    const k = PROP('{p0:String}');
+    expect(one('exact', 'a')).toEqual({ sql: `ifNull(${k} IN ({p1:String}), 0)`, params: { p0: 'k', p1: 'a' } });
+    expect(one('exact', ['a', 2, true]).params).toEqual({ p0: 'k', p1: 'a', p2: '2', p3: 'true' });
+    expect(one('is_not', 'a').sql).toBe(`ifNull(${k} NOT IN ({p1:String}), 1)`);
+    expect(one('is_set').sql).toBe(`isNotNull(${k})`);
+    expect(one('is_not_set').sql).toBe(`isNull(${k})`);
+    expect(one('icontains', '5%_\\')).toEqual({ sql: `ifNull(ilike(${k}, {p1:String}), 0)`, params: { p0: 'k', p1: '%5\\%\\_\\\\%' } });
+    expect(one('not_icontains', 'x').sql).toBe(`ifNull(notILike(${k}, {p1:String}), 1)`);
+    expect(one('regex', '^a').sql).toBe(`ifNull(match(${k}, {p1:String}), 0)`);
+    expect(one('not_regex', '^a').sql).toBe(`ifNull(not(match(${k}, {p1:String})), 1)`);
+    expect(one('gt', '10')).toEqual({ sql: `ifNull(greater(toFloat64OrNull(${k}), {p1:Float64}), 0)`, params: { p0: 'k', p1: 10 } });
+    expect(one('lte', 1.5).sql).toBe(`ifNull(lessOrEquals(toFloat64OrNull(${k}), {p1:Float64}), 0)`);
+    expect(one('is_date_before', '-7d')).toEqual({
+      sql: `ifNull(less(parseDateTime64BestEffortOrNull(${k}, 6, 'UTC'), parseDateTime64BestEffort({p1:String}, 6, 'UTC')), 0)`,
+      params: { p0: 'k', p1: '2024-03-24T12:00:00.000Z' },
+    });
+    expect(one('is_date_exact', '2024-01-01').sql).toMatch(/^ifNull\(toDateTime\(.*\) = toDateTime\(.*\), 0\)$/);
+  });
+
+  it('ANDs lists, nests AND/OR groups and takes hogql conditions', () => {
+    expect(compile([{ key: 'a', value: 1 }, { key: 'b', operator: 'is_set' }]).sql).toBe(`and(ifNull(${PROP('{p0:String}')} IN ({p1:String}), 0), isNotNull(${PROP('{p2:String}')}))`);
+    expect(compile({ type: 'OR', values: [{ key: 'a', operator: 'is_set' }, { type: 'AND', values: [{ key: 'b', operator: 'is_set' }] }] }).sql).toBe(
+      `or(isNotNull(${PROP('{p0:String}')}), isNotNull(${PROP('{p1:String}')}))`,
+    );
+    expect(compile([{ type: 'hogql', key: "event = 'x'" }]).sql).toBe('ifNull(equals(event, {p0:String}), 0)');
+    expect(compile([]).sql).toBeNull();
+    expect(compile(undefined).sql).toBeNull();
+    expect(compile({ type: 'AND', values: [] }).sql).toBeNull();
+  });
+
+  it('keeps keys and values out of the SQL text', () => {
+    const evil = "x') OR 1=1; DROP TABLE events --";
+    const { sql, params } = compile([{ key: evil, value: evil }, { key: evil, operator: 'icontains', value: evil }]);
+    expect(sql).not.toContain('DROP');
+    expect(sql).not.toContain('1=1');
+    expect(Object.values(params)).toContain(evil);
+  });
+
+  it('refuses unsupported types and operators and bad values, with the path', () => {
+    const fails = (input: unknown, message: RegExp) => {
+      expect(() => compile(input)).toThrow(FilterError);
+      expect(() => compile(input)).toThrow(message);
+    };
+    fails([{ key: 'email', value: 'a', type: 'person' }], /properties\[0\]: person property filters are not supported yet/);
+    fails([{ key: 'x', value: 1, type: 'cohort' }], /"cohort" are not supported/);
+    fails([{ key: 'x', operator: 'semver_gt', value: '1' }], /properties\[0\]\.operator: "semver_gt" is not supported/);
+    fails([{ key: 'x', operator: 'gt', value: 'x' }], /needs a number/);
+    fails([{ key: 'x', operator: 'gt', value: '' }], /needs a number/);
+    fails([{ key: 'x', operator: 'regex', value: '[' }], /invalid regular expression/);
+    fails([{ key: 'x', operator: 'is_date_after', value: 'tomorrow' }], /ISO 8601/);
+    fails([{ key: 'x' }], /a value is required for exact/);
+    fails([{ key: 'x', value: { a: 1 } }], /must be a string, number or boolean/);
+    fails([{ key: '' }], /key: a non-empty string is required/);
+    fails(['x'], /expected a filter object/);
+    fails({ type: 'OR', values: 'x' }, /values: expected a list/);
+    fails([{ type: 'hogql', key: 'nope(' }], /properties\[0\]: /);
+    let deep: unknown = { key: 'a', operator: 'is_set' };
+    for (let i = 0; i < 12; i++) deep = { type: 'AND', values: [deep] };
+    fails(deep, /nested deeper than 10/);
+    fails(Array(101).fill({ key: 'a', operator: 'is_set' }), /more than 100 filters/);
+  });
+});
+
+describe('dates, cursors and parameters', () => {
+  it('parses ISO and relative dates', () => {
+    expect(parseDateParam('2024-01-02T03:04:05.123456+02:00', NOW)).toBe('2024-01-02T03:04:05.123456+02:00');
+    expect(parseDateParam('2024-01-02 03:04:05.1 00:00', NOW)).toBe('2024-01-02 03:04:05.1+00:00'); // "+" lost in a query string
+    expect(parseDateParam('2024-01-02', NOW)).toBe('2024-01-02');
+    expect(parseDateParam('-24h', NOW)).toBe('2024-03-30T12:00:00.000Z');
+    expect(parseDateParam('2w', NOW)).toBe('2024-03-17T12:00:00.000Z');
+    expect(parseDateParam('-1m', NOW)).toBe('2024-02-29T12:00:00.000Z'); // clamped to the month's end
+    expect(parseDateParam('-1y', NOW)).toBe('2023-03-31T12:00:00.000Z');
+    for (const bad of ['yesterday', '2024-13-01', '2024-01-01T25:00', '-10000d', '1 day', '2024-01-01t00:00:00z', '']) {
+      expect(parseDateParam(bad, NOW), bad).toBeNull();
+    }
+  });
+
+  it('builds next links: a timestamp cursor without offset, or the next offset', () => {
+    const base = new URL('http://h:1/api/projects/1/events/?event=a&limit=2&offset=4&before=x&after_uuid=u');
+    const next = new URL(timestampCursorUrl(base, true, { timestamp: '2024-01-01T00:00:00.000000+00:00', uuid: 'id1' }));
+    expect(Object.fromEntries(next.searchParams)).toEqual({ event: 'a', limit: '2', before: '2024-01-01T00:00:00.000000+00:00', before_uuid: 'id1' });
+    expect(next.search).toContain('%2B00%3A00');
+    const asc = new URL(timestampCursorUrl(base, false, { timestamp: 't', uuid: 'id2' }));
+    expect(asc.searchParams.get('after')).toBe('t');
+    expect(asc.searchParams.get('after_uuid')).toBe('id2');
+    expect(asc.searchParams.get('before')).toBe('x');
+    expect(Object.fromEntries(new URL(offsetUrl(base, 4, 2)).searchParams)).toMatchObject({ offset: '6', limit: '2', event: 'a' });
+  });
+
+  it('reads JSON string lists, repeated or not', () => {
+    expect(stringList('["a","b"]', 'select')).toEqual(['a', 'b']);
+    expect(stringList(['["a"]', '"b"'], 'where')).toEqual(['a', 'b']);
+    expect(stringList(undefined, 'x')).toBeUndefined();
+    expect(stringList('a', 'where')).toEqual({ error: 'where must be a JSON array of strings, e.g. where=["event"]' });
+    expect(stringList('[1]', 'where')).toEqual({ error: 'where must be a JSON array of strings' });
+  });
+
+  it('formats timestamps and recognises UUIDs', () => {
+    expect(formatTimestamp('2023-09-15 09:15:02.325000')).toBe('2023-09-15T09:15:02.325000+00:00');
+    expect(isUuid('0189f1a2-3b4c-7d5e-8f90-123456789abc')).toBe(true);
+    expect(isUuid('0189f1a2-3b4c-7d5e-8f90-123456789ab')).toBe(false);
+    expect(escapeLike('a%b_c\\')).toBe('a\\%b\\_c\\\\');
+  });
+});
+
+describe('event view and CSV', () => {
+  const row = { _id: 'u1', _distinct_id: 'd', _properties: '{"a":1,"b":{"c":"x,y"}}', _event: 'e', _ts: '2024-01-01 00:00:00.000000', _elements_chain: 'a:nth-child="1"nth-of-type="2"' };
+
+  it('maps a row to the REST event object', () => {
+    expect(toEventView(row)).toEqual({
+      id: 'u1', distinct_id: 'd', properties: { a: 1, b: { c: 'x,y' } }, event: 'e', timestamp: '2024-01-01T00:00:00.000000+00:00', person: null,
+      elements: [{ event: null, text: null, tag_name: 'a', attr_class: null, href: null, attr_id: null, nth_child: 1, nth_of_type: 2, attributes: {}, order: 0 }],
+      elements_chain: 'a:nth-child="1"nth-of-type="2"',
+    });
+    expect(toEventView({ ...row, _properties: 'not json' }).properties).toEqual({});
+  });
+
+  it('flattens events into CSV columns and quotes values', () => {
+    const [header, line] = eventsCsv([toEventView(row)]).trim().split('\n');
+    expect(header).toBe('id,distinct_id,properties.a,properties.b.c,event,timestamp,person,elements.0.event,elements.0.text,elements.0.tag_name,elements.0.attr_class,elements.0.href,elements.0.attr_id,elements.0.nth_child,elements.0.nth_of_type,elements.0.attributes,elements.0.order,elements_chain');
+    expect(line).toBe('u1,d,1,"x,y",e,2024-01-01T00:00:00.000000+00:00,,,,a,,,,1,2,,0,"a:nth-child=""1""nth-of-type=""2"""');
+    expect(eventsCsv([]).trim()).toBe('id,distinct_id,properties,event,timestamp,person,elements,elements_chain');
+    expect(selectCsv(['x', 'count()'], [['a', 1], [true, null]])).toBe('x,count()\na,1\ntrue,\n');
+  });
+});
