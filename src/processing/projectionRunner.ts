@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { RecordedEvent } from '../core/event.ts';
-import type { EventStore, Subscription } from '../eventStore/eventStore.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import { createBatchingSubscriber } from './batchingSubscriber.ts';
 import { withTransaction } from '../db/postgres.ts';
 import { checkpointId, lockCheckpoint, readCheckpoint, storeCheckpoint, type PgProjection } from './projection.ts';
 
@@ -40,109 +40,37 @@ export function createProjectionRunner(
   options: RunnerOptions = {},
 ): ProjectionRunner {
   const id = checkpointId(projection);
-  const batchSize = options.batchSize ?? 500;
-  let buffer: RecordedEvent[] = [];
-  let position = -1n;
-  let running = false;
-  let lastError: string | undefined;
-  let subscription: Subscription | undefined;
-  let flushing: Promise<void> = Promise.resolve();
-  let flushScheduled = false;
-  let waiters: Array<{ position: bigint; resolve: (ok: boolean) => void }> = [];
-  let markCaughtUp: () => void = () => undefined;
-  let caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
-
-  const settleWaiters = () => {
-    const pending: typeof waiters = [];
-    for (const w of waiters) (w.position <= position ? w.resolve(true) : pending.push(w));
-    waiters = pending;
-  };
-
-  async function applyBatch(batch: RecordedEvent[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const applied = await withTransaction(pool, async (tx) => {
-          const stored = await lockCheckpoint(tx, id);
-          const fresh = batch.filter((e) => e.position > stored);
-          const last = batch[batch.length - 1]!.position;
-          if (fresh.length > 0) await projection.handle(fresh, tx);
-          const next = last > stored ? last : stored;
-          if (next !== stored) await storeCheckpoint(tx, id, next);
-          return next;
-        });
-        position = applied;
-        lastError = undefined;
-        settleWaiters();
-        return;
-      } catch (error) {
-        lastError = error instanceof Error ? error.message : String(error);
-        options.log?.(`projection ${id}: batch failed (attempt ${attempt + 1}): ${lastError}`);
-        if (!running) throw error;
-        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
-      }
-    }
-  }
-
-  function flush(): Promise<void> {
-    flushing = flushing.then(async () => {
-      flushScheduled = false;
-      if (buffer.length === 0) return;
-      const batch = buffer;
-      buffer = [];
-      await applyBatch(batch);
-    });
-    return flushing;
-  }
+  const loop = createBatchingSubscriber({
+    store,
+    filter: projection.filter,
+    batchSize: options.batchSize ?? 500,
+    maxWaitMs: options.maxWaitMs ?? 0,
+    log: options.log,
+    name: id,
+    apply: (batch) =>
+      withTransaction(pool, async (tx) => {
+        const stored = await lockCheckpoint(tx, id);
+        const fresh = batch.filter((e) => e.position > stored);
+        const last = batch[batch.length - 1]!.position;
+        if (fresh.length > 0) await projection.handle(fresh, tx);
+        const next = last > stored ? last : stored;
+        if (next !== stored) await storeCheckpoint(tx, id, next);
+        return next;
+      }),
+  });
 
   return {
     name: projection.name,
     async start() {
-      caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
       await withTransaction(pool, async (tx) => void (await lockCheckpoint(tx, id)));
-      position = await readCheckpoint(pool, id);
-      running = true;
-      subscription = store.subscribeToAll(
-        async (event) => {
-          buffer.push(event);
-          if (buffer.length >= batchSize) return flush();
-          if (!flushScheduled) {
-            flushScheduled = true;
-            // Runs once the subscription has handed over the events it already had in hand.
-            setImmediate(() => void flush().catch(() => undefined));
-          }
-        },
-        {
-          after: position < 0n ? 'start' : position,
-          filter: projection.filter,
-          // A read error is retried by the subscription; it is reported until the next batch succeeds
-          // or the next idle poll shows the log readable again.
-          onError: (e) => (lastError = e instanceof Error ? e.message : String(e)),
-          onCaughtUp: () => {
-            lastError = undefined;
-            void flush().then(markCaughtUp, () => undefined);
-          },
-        },
-      );
+      loop.start(await readCheckpoint(pool, id));
     },
-    async stop() {
-      running = false;
-      await subscription?.stop();
-      await flush().catch(() => undefined);
-      for (const w of waiters) w.resolve(false);
-      waiters = [];
+    stop: () => loop.stop(),
+    waitFor: (target, timeoutMs) => loop.waitFor(target, timeoutMs),
+    status: () => {
+      const lastError = loop.lastError();
+      return { name: projection.name, running: loop.running(), position: loop.position(), ...(lastError ? { lastError } : {}) };
     },
-    waitFor(target, timeoutMs = 5000) {
-      if (target <= position) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const entry = { position: target, resolve };
-        waiters.push(entry);
-        setTimeout(() => {
-          waiters = waiters.filter((w) => w !== entry);
-          resolve(false);
-        }, timeoutMs).unref();
-      });
-    },
-    status: () => ({ name: projection.name, running, position, ...(lastError ? { lastError } : {}) }),
-    caughtUp: () => caughtUp,
+    caughtUp: () => loop.caughtUp(),
   };
 }
