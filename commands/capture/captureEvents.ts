@@ -80,15 +80,18 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
 
   const now = deps.now();
   const byStream = new Map<string, StreamAppend['events'][number][]>();
-  const warnings: { id: string; data: IngestionWarningData }[] = [];
+  // Keyed by id: a uuid repeated within one request would repeat its warning ids too.
+  const warnings = new Map<string, IngestionWarningData>();
   const warn = (w: Warning) => {
     const eventUuid = typeof w.details.eventUuid === 'string' ? w.details.eventUuid : null;
-    warnings.push({
-      // A retried request repeats its warnings with the same ids, so they are not counted twice.
-      id: eventUuid ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE) : randomUUID(),
-      data: { projectId, type: w.type, eventUuid, details: w.details, at: now.toISOString() },
-    });
+    // A retried request repeats its warnings with the same ids, so they are not counted twice.
+    const id = eventUuid ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE) : randomUUID();
+    if (!warnings.has(id)) warnings.set(id, { projectId, type: w.type, eventUuid, details: w.details, at: now.toISOString() });
   };
+  // Log ids already taken by this request. A uuid sent twice in one request (a client re-queueing an event into a
+  // batch that already holds it) is kept once, as a retry would be: two events with one id in a single append made
+  // the whole request fail with 500, so the client retried it forever and none of its events got in.
+  const taken = new Set<string>();
   let accepted = 0;
   for (const item of batch.items) {
     const result = normalizeCapturedEvent(item, { projectId, now, sentAt: batch.sentAt, ip, path: request.path });
@@ -96,20 +99,23 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
       warn(result.warning);
       continue;
     }
+    const id = logIdFor(projectId, result.data.uuid);
+    if (taken.has(id)) continue;
+    taken.add(id);
     result.warnings.forEach(warn);
     const data = enrich(result.data, deps.geoip);
     const stream = captureStream(projectId, data.distinctId);
     const events = byStream.get(stream) ?? [];
-    events.push({ id: logIdFor(projectId, data.uuid), type: 'EventCaptured', data, metadata: { projectId, occurredAt: data.receivedAt } });
+    events.push({ id, type: 'EventCaptured', data, metadata: { projectId, occurredAt: data.receivedAt } });
     byStream.set(stream, events);
     accepted++;
   }
 
   const appends: StreamAppend[] = [...byStream].map(([streamName, events]) => ({ streamName, events, expectedRevision: 'any' }));
-  if (warnings.length > 0) {
+  if (warnings.size > 0) {
     appends.push({
       streamName: ingestionWarningStream(projectId),
-      events: warnings.map((w) => ({ id: w.id, type: 'IngestionWarningRecorded', data: w.data, metadata: { projectId, occurredAt: w.data.at } })),
+      events: [...warnings].map(([id, data]) => ({ id, type: 'IngestionWarningRecorded', data, metadata: { projectId, occurredAt: data.at } })),
       expectedRevision: 'any',
     });
   }

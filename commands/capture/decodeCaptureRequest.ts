@@ -107,13 +107,13 @@ export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions
 
   if (text.trim() === '') return noData();
   const parsed = parseJson(text);
-  if (parsed.ok) return { ok: true, payload: withoutNul(parsed.value, text), form };
+  if (parsed.ok) return acceptJson(parsed.value, text, form);
   // Base64-wrapped JSON: always tried on raw input, and after decompression only on the legacy paths (capture.md §1.1).
   if (!decompressed || legacy) {
     const inner = unwrapBase64(text);
     if (inner !== undefined) {
       const unwrapped = parseJson(inner);
-      if (unwrapped.ok) return { ok: true, payload: withoutNul(unwrapped.value, inner), form };
+      if (unwrapped.ok) return acceptJson(unwrapped.value, inner, form);
     }
   }
   if (hint === 'gzip' && !decompressed) return invalidPayload('Malformed request data: Failed to decompress data. Not a gzipped file');
@@ -239,18 +239,53 @@ export function parseJson(text: string): JsonResult {
 const nonFiniteToNull = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (m) => (m[0] === '"' ? m : 'null'));
 
 /**
- * NUL (U+0000) in any key or string becomes U+FFFD, as capture-rs does for distinct ids: Postgres text and jsonb
- * cannot hold it, and one such event in the log would stop a projector for good (see src/http/app.ts). PostHog keeps
- * the event, so we do too rather than refuse the request. JSON can only carry NUL as the escape `\u0000`, so the
- * walk runs only when the text has one.
+ * How deep a payload may nest. Deeper JSON cannot be written again: serialising it for the log (jsonb) overflows the
+ * stack (a 100 000-deep array answered 500), so it is refused as malformed. capture-rs (serde_json) stops at 128;
+ * this is looser so that nothing PostHog accepts is refused here.
  */
-function withoutNul(value: unknown, text: string): unknown {
-  return text.includes('\\u0000') ? replaceNul(value) : value;
+export const MAX_JSON_DEPTH = 1000;
+
+function acceptJson(value: unknown, text: string, form: Record<string, string>): DecodedCaptureRequest | CaptureFailure {
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    return invalidPayload(`Malformed request data: failed to parse request: the payload is nested more than ${MAX_JSON_DEPTH} levels deep`);
+  }
+  return { ok: true, payload: wellFormed(value, text), form };
 }
 
-function replaceNul(value: unknown): unknown {
-  if (typeof value === 'string') return value.includes('\0') ? value.replace(/\0/g, '\uFFFD') : value;
-  if (Array.isArray(value)) return value.map(replaceNul);
+/** Iterative, so that the check itself cannot overflow the stack. The top-level object or array is level 1. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * NUL (U+0000) and lone UTF-16 surrogates in any key or string become U+FFFD. Postgres text and jsonb cannot hold NUL
+ * (one such event in the log would stop a projector for good, see src/http/app.ts), and jsonb refuses an unpaired
+ * surrogate (`"\ud800"` answered 500); capture-rs replaces NUL in distinct ids the same way, and a client that cuts a
+ * string in the middle of an emoji sends the other kind. PostHog keeps such events, so we do too rather than refuse
+ * the request. JSON carries both as `\u` escapes, but an lz64 payload decompresses to a JS string that may hold a raw
+ * surrogate, so the walk runs when the text has either.
+ */
+const NEEDS_CLEANING = /\\u0000|\\u[dD][89a-fA-F]|[\uD800-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function wellFormed(value: unknown, text: string): unknown {
+  return NEEDS_CLEANING.test(text) ? cleanStrings(value) : value;
+}
+
+const cleanString = (s: string) => s.replace(/\0/g, '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
+
+function cleanStrings(value: unknown): unknown {
+  if (typeof value === 'string') return cleanString(value);
+  if (Array.isArray(value)) return value.map(cleanStrings);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/\0/g, '\uFFFD'), replaceNul(v)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanString(k), cleanStrings(v)]));
 }

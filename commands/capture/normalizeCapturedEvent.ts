@@ -135,7 +135,9 @@ function eventTime(item: Record<string, unknown>, now: Date, sentAt: Date | null
         sentAt: sentAt?.toISOString() ?? '',
         offset: offset ?? '',
         now: now.toISOString(),
-        result: new Date(result).toISOString(),
+        // A huge negative `offset` puts the result past the last date a Date can hold: say the number then
+        // (toISOString would throw, and the request answered 500).
+        result: Number.isNaN(new Date(result).getTime()) ? String(result) : new Date(result).toISOString(),
       }),
     );
     result = nowMs;

@@ -112,7 +112,10 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
       // escaping happens here (which, for thousands of events, cost more than the insert itself).
       const rows: { id: string; s: string; r: string; t: string; d: object; m: object }[] = [];
       const planned = batch.map((item, i) => {
-        const fresh = item.events.map((e, j) => ({ e, id: ids[i]![j]! })).filter(({ id }) => !known.has(id));
+        const seenHere = new Set<string>();
+        const fresh = item.events
+          .map((e, j) => ({ e, id: ids[i]![j]! }))
+          .filter(({ id }) => !known.has(id) && !seenHere.has(id) && seenHere.add(id) !== undefined);
         const current = head.get(item.streamName)!;
         if (fresh.length === 0) return { fresh: [] as string[], current };
         const expected = item.expectedRevision;

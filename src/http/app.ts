@@ -55,7 +55,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // Browsers send capture and flag requests from every site that embeds posthog-js.
-  await app.register(cors, { origin: true, credentials: true, maxAge: 86_400, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] });
+  // A bare OPTIONS (no Origin) gets 204 too: PostHog answers every preflight-looking request.
+  await app.register(cors, { origin: true, credentials: true, maxAge: 86_400, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'], strictPreflight: false });
   await app.register(swagger, {
     openapi: {
       info: { title: 'hogstream — PostHog-compatible analytics API', version: '0.1.0' },

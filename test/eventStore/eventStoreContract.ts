@@ -164,6 +164,9 @@ export function appendManyContract(name: string, open: () => Promise<EventStore>
       ]);
       expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
       expect(again[1]!.nextExpectedRevision).toBe(0n);
+      const twice = randomUUID();
+      await store.appendMany([{ streamName: s, events: [ev('A', 3, twice), ev('A', 3, twice)], expectedRevision: 'any' }]);
+      expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
     });
   });
 }
