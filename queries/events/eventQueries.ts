@@ -20,7 +20,8 @@ export type ListInput = Readonly<{
   beforeUuid?: string;
   distinctId?: string;
   event?: string;
-  personId?: string;
+  /** the distinct ids of the person asked for (resolved from the persons read model) */
+  personDistinctIds?: readonly string[];
   properties?: unknown;
   select?: readonly string[];
   where?: readonly string[];
@@ -79,7 +80,9 @@ function conditions(input: ListInput, params: Params): string[] {
   }
   if (input.distinctId !== undefined) out.push(`distinct_id = ${params.string(input.distinctId)}`);
   if (input.event !== undefined) out.push(`event = ${params.string(input.event)}`);
-  if (input.personId !== undefined) out.push(`person_id = toUUID(${params.string(input.personId)})`);
+  if (input.personDistinctIds !== undefined) {
+    out.push(input.personDistinctIds.length === 0 ? '0' : `distinct_id IN (${input.personDistinctIds.map((d) => params.string(d)).join(', ')})`);
+  }
   const filters = compilePropertyFilters(input.properties, params, input.now);
   if (filters) out.push(filters);
   if (input.where) out.push(...compileWhere(input.where, params));

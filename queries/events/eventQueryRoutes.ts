@@ -9,6 +9,7 @@ import { getEvent, type ListResult, listEvents, propertyValues } from './eventQu
 import { eventsCsv, EventView, selectCsv } from './eventView.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
 import { FilterError } from './propertyFilters.ts';
+import { distinctIdsOfPerson, withPersons } from './eventPersons.ts';
 
 /**
  * Bounded read-your-writes for the events table: resolves once the events captured before the
@@ -16,12 +17,19 @@ import { FilterError } from './propertyFilters.ts';
  */
 export type AwaitEvents = () => Promise<boolean>;
 
-/** Waits for the newest `EventCaptured` of the log to reach the `clickhouse:events` projection. */
+/**
+ * Waits for the newest `EventCaptured` of the log to reach the `clickhouse:events` projection and
+ * the persons read model (events carry their person's summary).
+ */
 export const awaitCapturedEvents =
   (ctx: AppContext): AwaitEvents =>
   async () => {
     const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured'] } });
-    return ctx.awaitProjection('clickhouse:events', newest?.position);
+    const [events, persons] = await Promise.all([
+      ctx.awaitProjection('clickhouse:events', newest?.position),
+      ctx.awaitProjection('persons', newest?.position),
+    ]);
+    return events && persons;
   };
 
 export const MAX_LIMIT = 1000;
@@ -36,7 +44,7 @@ const ListQuery = z.object({
   before_uuid: z.string().optional().describe('cursor tie-break set by `next` links: with `before`, events before (before, before_uuid)'),
   distinct_id: z.string().optional(),
   event: z.string().optional().describe('event name'),
-  person_id: z.string().optional().describe('person UUID (integer person ids are not supported yet)'),
+  person_id: z.string().optional().describe('person id (integer) or UUID: events of all its distinct ids'),
   properties: z.string().optional().describe('JSON list of property filters [{key, value, operator, type}] or an AND/OR group'),
   select: StringOrList.optional().describe('JSON list of HogQL expressions to return (see queries/events/README.md)'),
   where: StringOrList.optional().describe('JSON list of HogQL conditions that must all hold'),
@@ -139,7 +147,7 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
       beforeUuid: uuidParam(q.before_uuid, 'before_uuid', 'before_uuid must be an event UUID'),
       distinctId: q.distinct_id,
       event: q.event,
-      personId: uuidParam(q.person_id, 'person_id', 'person_id must be a person UUID (integer person ids are not supported yet)'),
+      ...(q.person_id !== undefined ? { personDistinctIds: await distinctIdsOfPerson(ctx.pool, request.project!.id, q.person_id) } : {}),
       properties,
       select: listParam(q.select, 'select'),
       where: listParam(q.where, 'where'),
@@ -151,7 +159,8 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     const result = await answering(() => listEvents(ch, input));
     if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
     const next = nextLink(request, result, q.offset, limit);
-    return result.kind === 'events' ? { next, results: result.events } : { columns: result.columns, types: result.types, results: result.results, next };
+    if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };
+    return { next, results: await withPersons(ctx.pool, request.project!.id, result.events) };
   });
 
   app.get(`${prefix}/values/`, {
@@ -192,7 +201,7 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
       tags: ['events'],
       summary: 'One event by its UUID',
       params: ProjectParams.extend({ id: z.string() }),
-      querystring: z.object({ format: Format, include_person: z.string().optional().describe('accepted; person is always null for now') }),
+      querystring: z.object({ format: Format, include_person: z.string().optional().describe('accepted; the person is always included') }),
       response: { 200: EventView, ...errorResponses },
     },
   }, async (request, reply) => {
@@ -202,6 +211,6 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     const event = await getEvent(ch, request.project!.id, id);
     if (!event) throw new ApiError(404, { type: 'invalid_request', code: 'not_found', detail: `No events exist for event UUID ${id}`, attr: null });
     if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
-    return event;
+    return (await withPersons(ctx.pool, request.project!.id, [event]))[0]!;
   });
 };

@@ -28,7 +28,10 @@ export const EventView = z
     properties: z.record(z.string(), z.unknown()),
     event: z.string(),
     timestamp: z.string().describe('ISO 8601 with offset, e.g. 2023-09-15T09:15:02.325000+00:00'),
-    person: z.null().describe('always null for now: persons are not built yet'),
+    person: z
+      .object({ is_identified: z.boolean(), distinct_ids: z.array(z.string()), properties: z.record(z.string(), z.unknown()) })
+      .nullable()
+      .describe('the person of the distinct id, or null when it has none'),
     elements: z.array(ElementView),
     elements_chain: z.string(),
   })

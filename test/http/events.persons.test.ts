@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/testService.ts';
+
+let t: TestService;
+beforeAll(async () => { t = await startTestService(); });
+afterAll(async () => t?.close());
+
+const capture = async (batch: unknown[]) => {
+  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
+  expect(res.status).toBe(200);
+};
+
+describe('events and their persons', () => {
+  it('shows each event with its person, and person_id (integer or uuid) finds the events of all its distinct ids', async () => {
+    await capture([
+      { event: 'viewed', properties: { distinct_id: 'anon-7' }, timestamp: '2024-05-01T10:00:00Z' },
+      { event: '$identify', properties: { distinct_id: 'dana@example.com', $anon_distinct_id: 'anon-7', $set: { email: 'dana@example.com', plan: 'pro' } }, timestamp: '2024-05-01T10:01:00Z' },
+      { event: 'bought', properties: { distinct_id: 'dana@example.com' }, timestamp: '2024-05-01T10:02:00Z' },
+      { event: 'viewed', properties: { distinct_id: 'someone-else' }, timestamp: '2024-05-01T10:03:00Z' },
+    ]);
+    const list = await t.api('GET', `/api/projects/${t.projectId}/events/?distinct_id=anon-7`);
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.results[0].person).toEqual({ is_identified: true, distinct_ids: ['anon-7'], properties: { email: 'dana@example.com' } });
+
+    const persons = await t.api('GET', `/api/projects/${t.projectId}/persons/?distinct_id=dana@example.com`);
+    const person = persons.body.results[0];
+    for (const id of [String(person.id), person.uuid]) {
+      const byPerson = await t.api('GET', `/api/projects/${t.projectId}/events/?person_id=${id}`);
+      expect(byPerson.body.results.map((e: { event: string }) => e.event)).toEqual(['bought', '$identify', 'viewed']);
+    }
+    expect((await t.api('GET', `/api/projects/${t.projectId}/events/?person_id=00000000-0000-0000-0000-000000000000`)).body.results).toEqual([]);
+  });
+});
