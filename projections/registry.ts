@@ -1,11 +1,16 @@
+import type pg from 'pg';
 import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
 import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
-import { eventsProjection } from './events/eventsProjection.ts';
+import { eventsProjection, skippingDeletedEvents } from './events/eventsProjection.ts';
 import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
 import { personsProjection } from './persons/personsProjection.ts';
+import { deletedEventsLookup, eventDeletionsProjection } from '../commands/persons/eventDeletionQueue.ts';
 
 /** The one list the server, the CLI's rebuild and the migrations use. */
-export const pgProjections: readonly PgProjection[] = [accessProjection, featureFlagsProjection, ingestionWarningsProjection, personsProjection];
+export const pgProjections: readonly PgProjection[] = [accessProjection, featureFlagsProjection, ingestionWarningsProjection, personsProjection, eventDeletionsProjection];
 export const chProjections: readonly ChProjection[] = [eventsProjection];
+/** What the server runs: the events projection leaves out events deleted with their person (read from Postgres). */
+export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] =>
+  chProjections.map((p) => (p === eventsProjection ? skippingDeletedEvents(p, deletedEventsLookup(pool)) : p));

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from '../commands/persons/eventDeletionScheduler.ts';
 
 const url = (protocols: string[]) =>
   z
@@ -25,6 +26,8 @@ const ConfigSchema = z.object({
   BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+  /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
+  EVENT_DELETION_SCHEDULE: z.string().refine(isValidCron, 'must be a cron expression, e.g. "0 5 * * 0"').default(DEFAULT_EVENT_DELETION_SCHEDULE),
 });
 
 export type Config = Readonly<{
@@ -42,6 +45,7 @@ export type Config = Readonly<{
   readYourWritesTimeoutMs: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
+  eventDeletionSchedule: string;
 }>;
 
 export class ConfigError extends Error {}
@@ -70,5 +74,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
+    eventDeletionSchedule: c.EVENT_DELETION_SCHEDULE,
   };
 }

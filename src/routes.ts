@@ -4,6 +4,10 @@ import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRo
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
 import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
+import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
+import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
+import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
+import { personTimeTravelRoutes } from '../queries/personTimeTravel/personTimeTravelRoutes.ts';
 
 /** Every HTTP slice, in one list (composition root). */
 export const routes = (ctx: AppContext): FastifyPluginAsync[] => [
@@ -11,4 +15,8 @@ export const routes = (ctx: AppContext): FastifyPluginAsync[] => [
   featureFlagQueryRoutes(ctx),
   featureFlagCommandRoutes(ctx),
   ingestionWarningRoutes(ctx),
+  personQueryRoutes(ctx),
+  personTimeTravelRoutes(ctx),
+  personCommandRoutes(ctx),
+  personActivityRoutes(ctx),
 ];

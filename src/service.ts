@@ -13,7 +13,9 @@ import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { createProjectResolver } from '../commands/capture/resolveProject.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
-import { chProjections, pgProjections } from '../projections/registry.ts';
+import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
+import { runEventDeletions } from '../commands/persons/eventDeletionJob.ts';
+import { scheduleEventDeletions } from '../commands/persons/eventDeletionScheduler.ts';
 
 export type Service = Readonly<{
   app: FastifyInstance;
@@ -33,7 +35,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const),
   );
   if (clickhouse) {
-    for (const p of chProjections) {
+    for (const p of chProjectionsFor(stores.pool)) {
       const runner = createClickHouseProjectionRunner(stores.store, stores.pool, clickhouse, p);
       runners.set(runner.name, runner);
     }
@@ -75,6 +77,11 @@ export async function createService(config: Config, options: { clickhouse?: bool
   );
   const app = await buildApp({ pool: stores.pool, routes: [...routes(ctx), capture, ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])], readiness, logLevel: config.logLevel, bodyLimit: config.batchBodyLimitBytes });
 
+  // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.
+  const deletions = clickhouse
+    ? scheduleEventDeletions(config.eventDeletionSchedule, () => runEventDeletions({ store: stores.store, pool: stores.pool, clickhouse, awaitProjection: ctx.awaitProjection }))
+    : undefined;
+
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -85,6 +92,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     close: () =>
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
+        await deletions?.stop(); // lets a deletion run in progress finish
         for (const r of runners.values()) await r.stop(); // last batches and checkpoints
         await clickhouse?.close();
         await stores.close(); // stops the embedded Postgres this process started

@@ -1,7 +1,7 @@
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
-import type { EventCaptured } from '../../commands/capture/eventCaptured.ts';
+import type { EventCaptured, EventCapturedData } from '../../commands/capture/eventCaptured.ts';
 
 /** PostHog derives a distinct id's person UUID like this, so ids agree with PostHog's exports. */
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
@@ -73,3 +73,30 @@ export const eventsProjection: ChProjection = {
     });
   },
 };
+
+/**
+ * `${projectId}|${distinctId}` → the log position up to which that distinct id's events were
+ * deleted (person deletion with `delete_events`), for deletions reaching `fromPosition` or later.
+ */
+export type DeletedEventsLookup = (fromPosition: bigint) => Promise<ReadonlyMap<string, bigint>>;
+
+/**
+ * The events projection minus deleted events: an event is left out when its (project, distinct
+ * id) was deleted up to a position at or after its own. The deletion job removes such events
+ * from ClickHouse once; this keeps a replay of the log (a rebuild) from writing them again. The
+ * lookup reads a Postgres read model of completed deletions (commands/persons/eventDeletionQueue.ts)
+ * once per batch.
+ */
+export const skippingDeletedEvents = (projection: ChProjection, deleted: DeletedEventsLookup): ChProjection => ({
+  ...projection,
+  async insert(ch, events, dedupToken) {
+    if (events.length === 0) return;
+    const cut = await deleted(events[0]!.position);
+    const kept = cut.size === 0 ? events : events.filter((e) => {
+      const d = e.data as EventCapturedData;
+      const upTo = cut.get(`${d.projectId}|${d.distinctId}`);
+      return upTo === undefined || e.position > upTo;
+    });
+    if (kept.length > 0) await projection.insert(ch, kept, dedupToken);
+  },
+});

@@ -31,6 +31,14 @@ export type WorkingSet = {
   /** `${projectId}|${distinctId}` → person id, or null when known to have none */
   mapping: Map<string, number | null>;
   nextPersonId: number;
+  /**
+   * Order stamps of mappings (`ord`): every attach of a distinct id to a person takes the next
+   * stamp, so a person's ids are listed in the order they were attached to it (moved ids after
+   * the target's own), exactly as `PersonRow.distinctIds` holds them. Stamped in the fold, not
+   * when saving, so the order does not depend on where batches were cut.
+   */
+  nextOrd: number;
+  mappingOrds: Map<string, number>;
   /** projectId → group type → index (0–4) */
   groupTypes: Map<number, Map<string, number>>;
   groups: Map<string, GroupRow | null>;
@@ -55,8 +63,8 @@ export function keysOf(event: RecordedEvent): { distinctIds: [number, string][];
     const d = event.data as EventCapturedData;
     const p = d.properties;
     const ids: [number, string][] = [[d.projectId, d.distinctId]];
-    const other = str(p.$anon_distinct_id) ?? str(p.alias);
-    if (other) ids.push([d.projectId, other]);
+    // both: an event may carry either, and the merge rules read the one its name calls for
+    for (const other of [str(p.$anon_distinct_id), str(p.alias)]) if (other) ids.push([d.projectId, other]);
     const groups: [number, string, string][] = [];
     if (d.event === '$groupidentify' && str(p.$group_type) && str(p.$group_key) !== undefined) groups.push([d.projectId, str(p.$group_type)!, str(p.$group_key)!]);
     return { distinctIds: ids, groups };
@@ -72,9 +80,12 @@ const personOf = (ws: WorkingSet, projectId: number, distinctId: string): Person
 };
 
 function attach(ws: WorkingSet, person: PersonRow, distinctId: string): void {
+  const key = mappingKey(person.projectId, distinctId);
+  if (ws.mapping.get(key) === person.id && person.distinctIds.includes(distinctId)) return; // already there, keeps its place
   if (!person.distinctIds.includes(distinctId)) person.distinctIds.push(distinctId);
-  ws.mapping.set(mappingKey(person.projectId, distinctId), person.id);
-  ws.dirtyMappings.add(mappingKey(person.projectId, distinctId));
+  ws.mapping.set(key, person.id);
+  ws.mappingOrds.set(key, ws.nextOrd++);
+  ws.dirtyMappings.add(key);
   ws.dirtyPersons.add(person.id);
 }
 
@@ -251,10 +262,12 @@ export function applyToWorkingSet(ws: WorkingSet, event: RecordedEvent): void {
   else applyPersonEvent(ws, event as unknown as PersonEvent);
 }
 
-export const emptyWorkingSet = (nextPersonId = 1): WorkingSet => ({
+export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1): WorkingSet => ({
   persons: new Map(),
   mapping: new Map(),
   nextPersonId,
+  nextOrd,
+  mappingOrds: new Map(),
   groupTypes: new Map(),
   groups: new Map(),
   dirtyPersons: new Set(),

@@ -5,7 +5,7 @@ import { uuidv5 } from '../../src/core/uuidv5.ts';
 import { personEventTypes } from '../../commands/persons/personEvents.ts';
 import {
   type GroupRow, type PersonRow, type WorkingSet, PERSON_UUID_NAMESPACE,
-  applyToWorkingSet, emptyWorkingSet, groupKeyOf, keysOf, mappingKey,
+  applyToWorkingSet, emptyWorkingSet, groupKeyOf, keysOf, mappingKey, personUuidFor,
 } from './personsFold.ts';
 
 const schema = `
@@ -29,10 +29,10 @@ const schema = `
   CREATE TABLE IF NOT EXISTS persons_counters (name text PRIMARY KEY, value bigint NOT NULL);
 `;
 
-async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet & { nextOrd: number }> {
+async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet> {
   const { rows: counters } = await tx.query<{ name: string; value: string }>('SELECT name, value FROM persons_counters');
   const counter = (n: string, d: number) => Number(counters.find((c) => c.name === n)?.value ?? d);
-  const ws = Object.assign(emptyWorkingSet(counter('person_id', 1)), { nextOrd: counter('ord', 1) });
+  const ws = emptyWorkingSet(counter('person_id', 1), counter('ord', 1));
 
   const ids = new Map<string, [number, string]>();
   const groupKeys: [number, string, string][] = [];
@@ -49,12 +49,18 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
     [pairs.map((x) => x[0]), pairs.map((x) => x[1])],
   );
   const personIds = [...new Set(mapped.map((m) => m.person_id))];
-  const { rows: persons } = await tx.query<{ id: number; project_id: number; uuid: string; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number; distinct_ids: string[] }>(
-    `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
-       FROM persons p WHERE p.id = ANY($1::int[])`,
-    [personIds],
+  type Loaded = { id: number; project_id: number; uuid: string; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number; distinct_ids: string[] };
+  const withIds = `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids FROM persons p`;
+  const { rows: persons } = await tx.query<Loaded>(`${withIds} WHERE p.id = ANY($1::int[])`, [personIds]);
+  // Persons holding the uuid a new person of one of these ids would get (it can outlive its
+  // creating id: split, then that id's new person deleted): createPerson must see them to pick
+  // another uuid, whatever else the batch happens to hold.
+  const { rows: uuidHolders } = await tx.query<Loaded>(
+    `${withIds} JOIN unnest($1::int[], $2::uuid[]) AS k(p, u) ON p.project_id = k.p AND p.uuid = k.u WHERE NOT (p.id = ANY($3::int[]))`,
+    [pairs.map((x) => x[0]), pairs.map((x) => personUuidFor(x[0], x[1])), personIds],
   );
-  for (const p of persons) {
+  for (const p of [...persons, ...uuidHolders]) {
+    if (ws.persons.has(p.id)) continue;
     const row: PersonRow = { id: p.id, uuid: p.uuid, projectId: p.project_id, properties: p.properties, isIdentified: p.is_identified, createdAt: p.created_at.toISOString(), version: p.version, distinctIds: p.distinct_ids ?? [] };
     ws.persons.set(p.id, row);
     for (const d of row.distinctIds) ws.mapping.set(mappingKey(row.projectId, d), row.id);
@@ -82,7 +88,7 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
   return ws;
 }
 
-async function save(tx: pg.PoolClient, ws: WorkingSet & { nextOrd: number }): Promise<void> {
+async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
   if (ws.deletedPersons.size > 0) await tx.query('DELETE FROM persons WHERE id = ANY($1::int[])', [[...ws.deletedPersons]]);
   const persons = [...ws.dirtyPersons].map((id) => ws.persons.get(id)).filter((p): p is PersonRow => p !== undefined);
   if (persons.length > 0) {
@@ -103,7 +109,11 @@ async function save(tx: pg.PoolClient, ws: WorkingSet & { nextOrd: number }): Pr
     const distinctId = key.slice(sep + 1);
     const personId = ws.mapping.get(key);
     if (personId === null || personId === undefined) removed.push([projectId, distinctId]);
-    else upserts.push({ p: projectId, d: distinctId, person: personId, ord: ws.nextOrd++ });
+    else {
+      const ord = ws.mappingOrds.get(key);
+      if (ord === undefined) throw new Error(`persons projection: mapping ${key} was attached without an order stamp`);
+      upserts.push({ p: projectId, d: distinctId, person: personId, ord });
+    }
   }
   if (removed.length > 0) {
     await tx.query(
@@ -151,6 +161,8 @@ export const personsProjection: PgProjection = {
   version: 1,
   tables: ['persons', 'person_distinct_ids', 'group_type_mapping', 'groups', 'person_ingestion_warnings', 'persons_counters'],
   filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
+  // Each batch loads the persons it touches: larger batches share more of those loads.
+  batchSize: 2000,
   schema,
   async handle(events, tx) {
     const ws = await load(tx, events);

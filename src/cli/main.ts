@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type AppContext, createAwaitProjection } from '../appContext.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createProjectionRunner } from '../processing/projectionRunner.ts';
 import { rebuildProjection } from '../processing/rebuildProjection.ts';
 import { openStores } from '../runtime/stores.ts';
@@ -8,12 +8,17 @@ import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { pgProjections } from '../../projections/registry.ts';
 import { addProjectMember, createPersonalApiKey, createProject, createRole, ensureUser } from '../../commands/access/accessCommands.ts';
 import { ACCESS_LEVEL } from '../../commands/access/accessEvents.ts';
+import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
+import { openClickHouse } from '../runtime/clickhouse.ts';
+import { runEventDeletions } from '../../commands/persons/eventDeletionJob.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options] [--json]
   project create --name NAME [--owner EMAIL]
   personal-key create --project ID --scopes a:read,b:write [--user EMAIL] [--label LABEL]
   role create --name NAME --access-level 21|37 [--member EMAIL ...]
-  rebuild <${pgProjections.map((p) => p.name).join('|')}|all>`;
+  rebuild <${pgProjections.map((p) => p.name).join('|')}|all>
+  run-deletions
+  person history DISTINCT_ID [--project ID]`;
 
 class UsageError extends Error {}
 
@@ -27,7 +32,7 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-async function run(ctx: AppContext, words: string[], o: Options): Promise<{ json: unknown; text: string }> {
+async function run(ctx: AppContext, words: string[], o: Options, config: Config): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
   if (noun === 'project' && verb === 'create') {
@@ -71,7 +76,28 @@ async function run(ctx: AppContext, words: string[], o: Options): Promise<{ json
     }
     return { json: { rebuilt }, text: rebuilt.map((r) => `rebuilt ${r.name} from ${r.events} events (position ${r.position})`).join('\n') };
   }
-  void arg;
+  if (noun === 'run-deletions') {
+    // The queued person-event deletions, now instead of at the next scheduled run.
+    const clickhouse = await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+    try {
+      const r = await runEventDeletions({ store: ctx.store, pool: ctx.pool, clickhouse, awaitProjection: ctx.awaitProjection });
+      const json = { ran: r.ran, deleted: r.deleted, waiting: r.waiting };
+      const text = !r.ran ? 'another process is running the deletions' : `${r.deleted} queued deletion(s) done, ${r.waiting} waiting for ClickHouse to catch up`;
+      return { json, text };
+    } finally {
+      await clickhouse.close();
+    }
+  }
+  if (noun === 'person' && verb === 'history') {
+    const distinctId = arg ?? '';
+    if (!distinctId) throw new UsageError('missing the distinct id');
+    if (o.project !== undefined && !/^\d+$/.test(o.project)) throw new UsageError('--project must be a project id');
+    const { rows } = await ctx.pool.query<{ id: number }>(o.project ? 'SELECT id FROM projects WHERE id = $1' : 'SELECT id FROM projects ORDER BY id LIMIT 1', o.project ? [Number(o.project)] : []);
+    if (!rows[0]) throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
+    const history = await personHistory(ctx.store, rows[0].id, distinctId);
+    if (!history) throw new UsageError(`no person with distinct id "${distinctId}" in project ${rows[0].id}`);
+    return { json: history, text: formatHistory(history, distinctId) };
+  }
   throw new UsageError(`unknown command "${words.join(' ')}"`);
 }
 
@@ -90,7 +116,8 @@ async function main() {
   // The CLI projects what it writes itself, so it works with or without a server on the same data.
   const runners = new Map(pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const));
   const rebuilding = positionals[0] === 'rebuild';
-  if (!rebuilding) for (const r of runners.values()) await r.start();
+  const readOnly = positionals[0] === 'person';
+  if (!rebuilding && !readOnly) for (const r of runners.values()) await r.start();
   const ctx: AppContext = {
     store: stores.store,
     pool: stores.pool,
@@ -98,7 +125,7 @@ async function main() {
     awaitProjection: createAwaitProjection(runners, 30_000),
   };
   try {
-    const result = await run(ctx, positionals, values);
+    const result = await run(ctx, positionals, values, config);
     console.log(values.json ? JSON.stringify(result.json) : result.text);
   } finally {
     for (const r of runners.values()) await r.stop();

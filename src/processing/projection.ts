@@ -12,6 +12,8 @@ export type PgProjection = Readonly<{
   tables: readonly string[];
   schema: string;
   filter: AllFilter;
+  /** events per transaction (default 500); read models that load state per batch want bigger ones */
+  batchSize?: number;
   /** applies a batch inside the caller's transaction; never commits */
   handle: (events: readonly RecordedEvent[], tx: pg.PoolClient) => Promise<void>;
 }>;

@@ -43,7 +43,7 @@ export function createProjectionRunner(
   const loop = createBatchingSubscriber({
     store,
     filter: projection.filter,
-    batchSize: options.batchSize ?? 500,
+    batchSize: options.batchSize ?? projection.batchSize ?? 500,
     maxWaitMs: options.maxWaitMs ?? 0,
     log: options.log,
     name: id,

@@ -1,0 +1,42 @@
+import { Cron } from 'croner';
+
+/** PostHog's default: queued person-event deletions run weekly, Sunday 05:00 UTC. */
+export const DEFAULT_EVENT_DELETION_SCHEDULE = '0 5 * * 0';
+
+export const isValidCron = (pattern: string): boolean => {
+  try {
+    new Cron(pattern, { timezone: 'UTC', paused: true }).stop();
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export type EventDeletionScheduler = Readonly<{
+  nextRun(): Date | null;
+  /** stops the timer and waits for a run in progress */
+  stop(): Promise<void>;
+}>;
+
+/**
+ * Runs `run` on a cron schedule read in UTC. A run still going when the next is due is not
+ * overlapped (`protect`); a failure is logged and the schedule goes on.
+ */
+export function scheduleEventDeletions(
+  pattern: string,
+  run: () => Promise<unknown>,
+  log: (message: string) => void = (m) => console.error(m),
+): EventDeletionScheduler {
+  let current: Promise<unknown> = Promise.resolve();
+  const job = new Cron(pattern, { timezone: 'UTC', protect: true, unref: true }, async () => {
+    current = run().catch((error: unknown) => log(`event deletion run failed: ${error instanceof Error ? error.message : String(error)}`));
+    await current;
+  });
+  return {
+    nextRun: () => job.nextRun(),
+    async stop() {
+      job.stop();
+      await current;
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
+import { type PersonView, toPersonView } from '../persons/personView.ts';
+import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
+
+/**
+ * Time travel for persons (issue #4): a person as it was at a moment, recomputed from the log with
+ * the very fold the persons projection runs (`applyToWorkingSet`), so "now" and "as of" cannot drift.
+ *
+ * Semantics (see README.md in this folder):
+ * - Cut-off basis is EVENT time: `data.timestamp` (skew-corrected) of `EventCaptured`, `data.at` of
+ *   person management events. An event counts when its time is at or before the cut-off (inclusive).
+ * - Counted events are folded in LOG order, not time order: PostHog's person rules are "last
+ *   processed wins" ($set) / "first processed wins" ($set_once), by ingestion order. So a late-arriving
+ *   event with an earlier timestamp counts for every cut-off at or after its timestamp, and it is
+ *   applied where it sits in the log (after events that arrived before it, even newer-stamped ones).
+ *   Consequence: an answer for a past cut-off can change when such a late event arrives.
+ * - Integer ids are global (one counter over all projects), so the replay covers every project. And
+ *   since events past the cut-off still created persons in the live fold, the as-of fold cannot number
+ *   persons itself: a second, complete fold (exactly the live projection) runs beside it, and each
+ *   as-of person takes the id and uuid the live fold gave the person of its distinct id when the
+ *   as-of person was created. Ids and uuids therefore equal the live ones, also for persons that were
+ *   deleted or merged away since.
+ * - Cost: O(log) per answer (the whole log is read; nothing is indexed by time yet).
+ */
+
+export type PersonRef = { kind: 'id'; id: number } | { kind: 'uuid'; uuid: string } | { kind: 'distinct_id'; distinctId: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `:id` of the REST routes: an integer id or a person uuid; anything else names nobody. */
+export function personRefFromPath(raw: string): PersonRef | null {
+  if (/^\d{1,15}$/.test(raw)) return { kind: 'id', id: Number(raw) };
+  if (UUID.test(raw)) return { kind: 'uuid', uuid: raw.toLowerCase() };
+  return null;
+}
+
+/** The persons read slice's Person view (api-spec "Person" + is_identified), so as-of and live answers compare equal. */
+export type PersonAsOf = PersonView;
+
+type Identity = { id: number; uuid: string };
+
+export const cutoffMs = (asOf: Date | string): number => (typeof asOf === 'string' ? Date.parse(asOf) : asOf.getTime());
+
+export function isAtOrBefore(event: RecordedEvent, cutoff: number): boolean {
+  return Date.parse(eventTimeOf(event)) <= cutoff;
+}
+
+/** Finds a person of a working set; `identity` gives the public id/uuid of a row (identity for the live set). */
+export function findPerson(ws: WorkingSet, projectId: number, ref: PersonRef, identity: (p: PersonRow) => Identity): PersonRow | undefined {
+  if (ref.kind === 'distinct_id') {
+    const id = ws.mapping.get(mappingKey(projectId, ref.distinctId));
+    return id === null || id === undefined ? undefined : ws.persons.get(id);
+  }
+  let found: PersonRow | undefined;
+  for (const p of ws.persons.values()) {
+    if (p.projectId !== projectId) continue;
+    const who = identity(p);
+    const hit = ref.kind === 'id' ? who.id === ref.id : who.uuid === ref.uuid;
+    // Two as-of persons can share a live identity (merged later in the log): the earliest created wins.
+    if (hit && (!found || p.id < found.id)) found = p;
+  }
+  return found;
+}
+
+export function viewOf(p: PersonRow, who: Identity): PersonAsOf {
+  return toPersonView({
+    id: who.id,
+    uuid: who.uuid,
+    properties: { ...p.properties },
+    is_identified: p.isIdentified,
+    created_at: new Date(p.createdAt),
+    distinct_ids: [...p.distinctIds],
+  });
+}
+
+/** The pure part: feed it the log in order, then ask. */
+export class PersonAsOfFold {
+  /** every event: the live projection's state, the source of ids */
+  readonly live: WorkingSet = emptyWorkingSet();
+  /** only events at or before the cut-off; its own ids are private */
+  readonly past: WorkingSet = emptyWorkingSet();
+  private readonly identities = new Map<number, Identity>();
+
+  constructor(readonly cutoff: number) {}
+
+  apply(event: RecordedEvent): void {
+    applyToWorkingSet(this.live, event);
+    if (isAtOrBefore(event, this.cutoff)) {
+      const firstNew = this.past.nextPersonId;
+      applyToWorkingSet(this.past, event);
+      for (let id = firstNew; id < this.past.nextPersonId; id++) {
+        const p = this.past.persons.get(id);
+        if (p) this.identities.set(id, this.liveIdentityOf(p));
+      }
+    }
+    forgetBookkeeping(this.live);
+    forgetBookkeeping(this.past);
+  }
+
+  /** The live person holding the new person's first distinct id right after the same event. */
+  private liveIdentityOf(p: PersonRow): Identity {
+    for (const d of p.distinctIds) {
+      const liveId = this.live.mapping.get(mappingKey(p.projectId, d));
+      const live = liveId === null || liveId === undefined ? undefined : this.live.persons.get(liveId);
+      if (live) return { id: live.id, uuid: live.uuid };
+    }
+    // Not reachable with the current rules (the live fold applied the same event); keep an answer.
+    return { id: p.id, uuid: p.uuid };
+  }
+
+  private identity = (p: PersonRow): Identity => this.identities.get(p.id) ?? { id: p.id, uuid: p.uuid };
+
+  find(projectId: number, ref: PersonRef): PersonAsOf | null {
+    const p = findPerson(this.past, projectId, ref, this.identity);
+    return p ? viewOf(p, this.identity(p)) : null;
+  }
+}
+
+/** Pure: a person as of `asOf` from an event list in log order. */
+export function personAsOfEvents(events: Iterable<RecordedEvent>, projectId: number, ref: PersonRef, asOf: Date | string): PersonAsOf | null {
+  const fold = new PersonAsOfFold(cutoffMs(asOf));
+  for (const e of events) fold.apply(e);
+  return fold.find(projectId, ref);
+}
+
+/** The person as of `asOf`, from the log (null when nobody matched then). */
+export async function personAsOf(store: EventStore, projectId: number, ref: PersonRef, asOf: Date | string): Promise<PersonAsOf | null> {
+  const fold = new PersonAsOfFold(cutoffMs(asOf));
+  await replayLog(store, (e) => fold.apply(e));
+  return fold.find(projectId, ref);
+}

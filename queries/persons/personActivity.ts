@@ -1,0 +1,105 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { PERSON_CATEGORY, type PersonEvent, personEventTypes } from '../../commands/persons/personEvents.ts';
+
+export const PersonActivityChange = z.object({
+  type: z.literal('Person'),
+  action: z.enum(['changed', 'split', 'deleted']),
+  field: z.string().nullable(),
+  before: z.unknown(),
+  after: z.unknown(),
+});
+
+export const PersonActivityEntry = z
+  .object({
+    id: z.string(),
+    user: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string(), email: z.string() }).nullable(),
+    activity: z.enum(['updated', 'delete_property', 'split_person', 'deleted']),
+    scope: z.literal('Person'),
+    item_id: z.string().describe('the person\'s integer id (its uuid for entries written without one)'),
+    detail: z.object({ id: z.string(), name: z.string().nullable().describe('the person uuid'), changes: z.array(PersonActivityChange) }),
+    created_at: z.string(),
+  })
+  .meta({ id: 'PersonActivityLogEntry' });
+export type PersonActivityEntry = z.infer<typeof PersonActivityEntry>;
+type Change = z.infer<typeof PersonActivityChange>;
+type RawEntry = Omit<PersonActivityEntry, 'user'> & { userId?: number; position: bigint };
+
+const change = (action: Change['action'], field: string | null, before: unknown, after: unknown): Change => ({ type: 'Person', action, field, before, after });
+
+/**
+ * One entry per person management event, from the event alone: each carries what the decision
+ * saw (`before` values, the distinct ids split or deleted), so no fold of the person is needed.
+ */
+export function personActivityOf(event: RecordedEvent<PersonEvent>): RawEntry {
+  const d = event.data;
+  const itemId = d.personId !== undefined ? String(d.personId) : d.personUuid;
+  const base = {
+    id: event.id,
+    scope: 'Person' as const,
+    item_id: itemId,
+    created_at: event.metadata.occurredAt,
+    position: event.position,
+    ...(event.metadata.userId !== undefined ? { userId: event.metadata.userId } : {}),
+  };
+  const detail = (changes: Change[]) => ({ id: itemId, name: d.personUuid, changes });
+  switch (event.type) {
+    case 'PersonPropertiesUpdated': {
+      const before = event.data.before ?? {};
+      const was = Object.fromEntries(Object.keys(event.data.set).map((k) => [k, k in before ? before[k] : null]));
+      return { ...base, activity: 'updated', detail: detail([change('changed', 'properties', was, event.data.set)]) };
+    }
+    case 'PersonPropertyDeleted':
+      return { ...base, activity: 'delete_property', detail: detail([change('changed', 'properties', { [event.data.key]: event.data.before ?? null }, {})]) };
+    case 'PersonSplit': {
+      const all = [event.data.keepDistinctId, ...event.data.splitDistinctIds];
+      return { ...base, activity: 'split_person', detail: detail([change('split', null, null, { distinct_ids: all, main_distinct_id: event.data.keepDistinctId, properties_wiped: event.data.wipeProperties })]) };
+    }
+    case 'PersonDeleted':
+      return { ...base, activity: 'deleted', detail: detail([change('deleted', null, { distinct_ids: event.data.distinctIds }, { delete_events: event.data.deleteEvents })]) };
+  }
+}
+
+async function withUsers(pool: pg.Pool, entries: RawEntry[]): Promise<PersonActivityEntry[]> {
+  const ids = [...new Set(entries.map((e) => e.userId).filter((id): id is number => id !== undefined))];
+  const { rows } = await pool.query<{ id: number; first_name: string; last_name: string; email: string }>(
+    'SELECT id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
+    [ids],
+  );
+  const users = new Map(rows.map((u) => [u.id, u]));
+  return entries.map(({ userId, position: _p, ...e }) => ({ ...e, user: (userId !== undefined && users.get(userId)) || null }));
+}
+
+/** Which person's entries: by integer id (events record it), or by uuid for events without one. */
+export type PersonSelector = { personId?: number; personUuid?: string };
+
+const matches = (s: PersonSelector, d: PersonEvent['data']) =>
+  d.personId !== undefined && s.personId !== undefined ? d.personId === s.personId : s.personUuid !== undefined && d.personUuid === s.personUuid;
+
+/**
+ * Person activity of a project, newest first, read from the person streams of the log (one scan
+ * of the indexed event types). With `only`, the entries of one person.
+ */
+export async function personActivity(
+  store: EventStore,
+  pool: pg.Pool,
+  projectId: number,
+  page: { limit: number; offset: number },
+  only?: PersonSelector,
+): Promise<{ count: number; results: PersonActivityEntry[] }> {
+  const entries: RawEntry[] = [];
+  let after: bigint | 'start' = 'start';
+  for (;;) {
+    const batch = await store.readAll({ after, maxCount: 1000, filter: { streamPrefixes: [`${PERSON_CATEGORY}-`], eventTypes: personEventTypes } });
+    for (const e of batch as RecordedEvent<PersonEvent>[]) {
+      if (e.data.projectId !== projectId || (only && !matches(only, e.data))) continue;
+      entries.push(personActivityOf(e));
+    }
+    if (batch.length < 1000) break;
+    after = batch[batch.length - 1]!.position;
+  }
+  entries.sort((x, y) => (x.position < y.position ? 1 : -1));
+  return { count: entries.length, results: await withUsers(pool, entries.slice(page.offset, page.offset + page.limit)) };
+}

@@ -1,0 +1,43 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/appContext.ts';
+import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+import { personRefOf, readPerson } from '../../commands/persons/personReader.ts';
+import { PersonActivityEntry, personActivity, type PersonSelector } from './personActivity.ts';
+
+const ProjectParams = z.object({ project_id: z.string() });
+const ActivityPage = paginated(PersonActivityEntry).extend({ total_count: z.number().int() }).meta({ id: 'PersonActivityPage' });
+const ActivityQuery = PageQuery.extend({ format: z.enum(['json', 'csv']).optional() });
+
+/** Person activity (updated, delete_property, split_person, deleted), newest first, from the log. */
+export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const prefix = '/api/projects/:project_id/persons';
+  const config = { scope: 'activity_log:read' };
+
+  app.get(`${prefix}/activity/`, {
+    config,
+    schema: { tags: ['persons'], params: ProjectParams, querystring: ActivityQuery, response: { 200: ActivityPage, ...errorResponses } },
+  }, async (request) => {
+    const page = await personActivity(ctx.store, ctx.pool, request.project!.id, request.query);
+    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+
+  app.get(`${prefix}/:id/activity/`, {
+    config,
+    schema: { tags: ['persons'], params: ProjectParams.extend({ id: z.string() }), querystring: ActivityQuery, response: { 200: ActivityPage, ...errorResponses } },
+  }, async (request) => {
+    const projectId = request.project!.id;
+    const ref = personRefOf(request.params.id);
+    const person = await readPerson(ctx.pool, projectId, ref);
+    // A deleted person is gone from the read model; its activity stays in the log.
+    const only: PersonSelector = person
+      ? { personId: person.id, personUuid: person.uuid }
+      : ref.kind === 'id' ? { personId: ref.id } : { personUuid: ref.uuid };
+    const page = await personActivity(ctx.store, ctx.pool, projectId, request.query, only);
+    if (!person && page.count === 0) throw notFoundError();
+    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
+  });
+};

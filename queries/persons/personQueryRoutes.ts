@@ -1,0 +1,167 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { stringify } from 'csv-stringify/sync';
+import { z } from 'zod';
+import type { AppContext } from '../../src/appContext.ts';
+import { ApiError, errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
+import { pageLinks, paginated } from '../../src/http/pagination.ts';
+import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import { FilterError } from './personFilters.ts';
+import { getPerson, groupTypes, listPersons, parsePersonRef, personPropertyValues, personWhere } from './personQueries.ts';
+import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
+import { PersonView, toPersonView } from './personView.ts';
+import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
+
+export const MAX_LIMIT = 1000;
+export const CSV_DEFAULT_LIMIT = 10_000;
+export const CSV_MAX_LIMIT = 100_000;
+
+const ProjectParams = z.object({ project_id: z.string() });
+const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
+const ListQuery = z.object({
+  distinct_id: z.string().optional().describe('the person owning this distinct id'),
+  email: z.string().optional().describe('exact match on properties.email'),
+  search: z.string().optional().describe('properties.email contains it (case-insensitive), or an exact distinct id, or the person uuid'),
+  properties: z.string().optional().describe('JSON list of person property filters [{key, value, operator, type: "person"}], or an AND/OR group'),
+  limit: z.coerce.number().int().min(1).optional().describe(`default 100, at most ${MAX_LIMIT} (CSV: default ${CSV_DEFAULT_LIMIT}, at most ${CSV_MAX_LIMIT}); larger values are lowered`),
+  offset: z.coerce.number().int().min(0).default(0),
+  include_total: z.string().optional().describe('accepted; count is always included'),
+  format: Format,
+});
+const PersonsPage = paginated(PersonView).meta({ id: 'PersonsPage' });
+const PropertyValues = z.array(z.object({ name: z.string(), count: z.number().int() })).meta({ id: 'PersonPropertyValues' });
+const GroupType = z
+  .object({ group_type: z.string(), group_type_index: z.number().int(), name_singular: z.string().nullable(), name_plural: z.string().nullable() })
+  .meta({ id: 'GroupType' });
+
+/** Filter and regex failures → 400 naming the `properties` parameter. */
+async function answering<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof FilterError) throw validationError('invalid_input', error.message, 'properties');
+    throw error;
+  }
+}
+
+function parseProperties(raw: string | undefined): unknown {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw validationError('invalid_input', 'properties must be JSON: a list of property filters', 'properties');
+  }
+}
+
+const csvType = (reply: FastifyReply) => reply.type('text/csv; charset=utf-8');
+
+/**
+ * The persons read model over HTTP (api-spec "Persons", capture.md §4.1): list with filters and
+ * CSV export, one person by integer id or uuid, property values, and PostHog's groups_types list.
+ * Every route first waits (bounded) for the persons projection to reach the newest person-relevant
+ * event of the log, so what was captured before the request is visible.
+ */
+export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const prefix = '/api/projects/:project_id/persons';
+  const read = { scope: 'person:read' };
+  const caughtUp = async () => {
+    const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured', ...personEventTypes] } });
+    return ctx.awaitProjection('persons', newest?.position);
+  };
+
+  app.get(`${prefix}/`, {
+    config: read,
+    schema: {
+      tags: ['persons'],
+      summary: 'List persons, newest first, with filters; format=csv exports them',
+      params: ProjectParams,
+      querystring: ListQuery,
+      response: { 200: PersonsPage.describe('text/csv with format=csv'), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    const csv = q.format === 'csv';
+    const limit = csv ? Math.min(q.limit ?? CSV_DEFAULT_LIMIT, CSV_MAX_LIMIT) : Math.min(q.limit ?? 100, MAX_LIMIT);
+    const input = {
+      projectId: request.project!.id,
+      now: ctx.now(),
+      distinctId: q.distinct_id,
+      email: q.email,
+      search: q.search,
+      properties: parseProperties(q.properties),
+    };
+    const where = await answering(async () => personWhere(input));
+    await caughtUp();
+    if (csv) return csvType(reply).send(await answering(() => personsCsvStream(ctx.pool, where, limit, q.offset)));
+    const page = await answering(() => listPersons(ctx.pool, input, { limit, offset: q.offset }));
+    return { count: page.count, ...pageLinks(request, { limit, offset: q.offset }, page.count), results: page.results.map(toPersonView) };
+  });
+
+  app.get(`${prefix}/values/`, {
+    config: read,
+    schema: {
+      tags: ['persons'],
+      summary: 'Values of a person property, most frequent first',
+      params: ProjectParams,
+      querystring: z.object({
+        key: z.string().min(1).describe('person property key'),
+        value: z.string().optional().describe('only values containing this (case-insensitive)'),
+        limit: z.coerce.number().int().min(1).max(1000).default(100),
+        format: Format,
+      }),
+      response: { 200: PropertyValues, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    await caughtUp();
+    const values = await personPropertyValues(ctx.pool, request.project!.id, q.key, q.value, q.limit);
+    if (q.format === 'csv') return csvType(reply).send(stringify([['name', 'count'], ...values.map((v) => [v.name, String(v.count)])]));
+    return values;
+  });
+
+  app.get(`${prefix}/:id/`, {
+    config: read,
+    schema: {
+      tags: ['persons'],
+      summary: 'One person by integer id or uuid',
+      params: ProjectParams.extend({ id: z.string() }),
+      querystring: z.object({ format: Format, as_of: AsOfQuery.optional() }),
+      response: { 200: PersonView, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { id } = request.params;
+    const ref = parsePersonRef(id);
+    if (!ref) {
+      throw new ApiError(400, {
+        type: 'validation_error',
+        code: 'invalid',
+        detail: `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${id} instead.`,
+        attr: null,
+      });
+    }
+    if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, request.project!.id, id, request.query.as_of); // time travel, from the log
+    await caughtUp();
+    const person = await getPerson(ctx.pool, request.project!.id, ref);
+    if (!person) throw notFoundError();
+    if (request.query.format === 'csv') {
+      const keys = Object.keys(person.properties).sort();
+      return csvType(reply).send(stringify([csvHeader(keys), csvRow(person, keys)]));
+    }
+    return toPersonView(person);
+  });
+
+  app.get('/api/projects/:project_id/groups_types/', {
+    config: { scope: 'group:read' },
+    schema: {
+      tags: ['groups'],
+      summary: 'Group types of the project and their indexes (0-4), in index order',
+      params: ProjectParams,
+      response: { 200: z.array(GroupType), ...errorResponses },
+    },
+  }, async (request) => {
+    await caughtUp();
+    const types = await groupTypes(ctx.pool, request.project!.id);
+    return types.map((t) => ({ ...t, name_singular: null, name_plural: null }));
+  });
+};

@@ -1,0 +1,78 @@
+import type { Readable } from 'node:stream';
+import { stringify, type Stringifier } from 'csv-stringify';
+import type pg from 'pg';
+import { checkRegexes, personPage, type PersonWhere, propertyKeys } from './personQueries.ts';
+import { type PersonRecord, toPersonView } from './personView.ts';
+
+const FIXED = ['id', 'uuid', 'name', 'distinct_ids', 'is_identified', 'created_at'] as const;
+const PAGE = 1000;
+
+/** A property value as a cell: strings as they are, anything else as JSON, missing as empty. */
+const cell = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** One person as a CSV row: the fixed columns, then one `properties.<key>` column per key. */
+export function csvRow(person: PersonRecord, keys: readonly string[]): string[] {
+  const view = toPersonView(person);
+  return [
+    String(view.id), view.uuid, view.name, JSON.stringify(view.distinct_ids), String(view.is_identified), view.created_at,
+    ...keys.map((k) => cell(view.properties[k])),
+  ];
+}
+
+export const csvHeader = (keys: readonly string[]) => [...FIXED, ...keys.map((k) => `properties.${k}`)];
+
+/** Resolves when the stream wants more, false when it was closed (the client went away). */
+const writable = (out: Stringifier) =>
+  new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => {
+      out.off('drain', onDrain);
+      out.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    out.on('drain', onDrain);
+    out.on('close', onClose);
+  });
+
+/**
+ * The persons list as a streamed CSV (PostHog's export columns: id, uuid, name, distinct_ids,
+ * created_at and `properties.<key>`, plus is_identified). All of it is read from one snapshot
+ * (REPEATABLE READ), so the header's property columns cover every row written, page by page,
+ * with backpressure; a client that goes away ends the read.
+ */
+export async function personsCsvStream(pool: pg.Pool, where: PersonWhere, limit: number, offset: number): Promise<Readable> {
+  const client = await pool.connect();
+  let keys: string[];
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await checkRegexes(client, where.regexes);
+    keys = await propertyKeys(client, where, limit, offset);
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+    throw error;
+  }
+  const out = stringify({ eof: true });
+  out.write(csvHeader(keys));
+  void (async () => {
+    let failed: unknown;
+    try {
+      for (let done = 0; done < limit; ) {
+        const want = Math.min(PAGE, limit - done);
+        const rows = await personPage(client, where, want, offset + done);
+        for (const row of rows) if (!out.write(csvRow(row, keys)) && !(await writable(out))) return;
+        done += rows.length;
+        if (rows.length < want) break;
+      }
+      out.end();
+    } catch (error) {
+      failed = error;
+      out.destroy(error as Error);
+    } finally {
+      await client.query(failed === undefined ? 'COMMIT' : 'ROLLBACK').catch(() => undefined);
+      client.release();
+    }
+  })();
+  return out;
+}
