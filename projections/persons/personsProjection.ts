@@ -163,6 +163,8 @@ export const personsProjection: PgProjection = {
   filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
   // Each batch loads the persons it touches: larger batches share more of those loads.
   batchSize: 2000,
+  // Under a stream of small captures, waiting briefly turns many tiny batches into a few big ones.
+  maxWaitMs: 50,
   schema,
   async handle(events, tx) {
     const ws = await load(tx, events);

@@ -14,6 +14,8 @@ export type PgProjection = Readonly<{
   filter: AllFilter;
   /** events per transaction (default 500); read models that load state per batch want bigger ones */
   batchSize?: number;
+  /** how long to let a batch fill before applying it (default 0: at once) */
+  maxWaitMs?: number;
   /** applies a batch inside the caller's transaction; never commits */
   handle: (events: readonly RecordedEvent[], tx: pg.PoolClient) => Promise<void>;
 }>;

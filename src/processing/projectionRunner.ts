@@ -44,7 +44,7 @@ export function createProjectionRunner(
     store,
     filter: projection.filter,
     batchSize: options.batchSize ?? projection.batchSize ?? 500,
-    maxWaitMs: options.maxWaitMs ?? 0,
+    maxWaitMs: options.maxWaitMs ?? projection.maxWaitMs ?? 0,
     log: options.log,
     name: id,
     apply: (batch) =>

@@ -19,7 +19,8 @@ export type Stores = Readonly<{
 /** Opens Postgres (a server by URL, else embedded under DATA_DIR) and the event log, and migrates. */
 export async function openStores(config: Config, projections: readonly PgProjection[]): Promise<Stores> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
-  const pool = createPool(config.databaseUrl ?? embedded!.connectionString);
+  // Runners, the LISTEN connection, the ClickHouse lock and two group commits hold connections at once.
+  const pool = createPool(config.databaseUrl ?? embedded!.connectionString, 20);
   try {
     await withTransaction(pool, async (tx) => {
       // Migrations of concurrent starters (server and CLI) must not interleave.
