@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
 import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
-import { eventsProjection, skippingDeletedEvents } from './events/eventsProjection.ts';
+import { eventsProjection, skippingDeletedEvents, withGroupIndexes } from './events/eventsProjection.ts';
+import { groupTypesLookup } from './persons/groupTypesLookup.ts';
 import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
 import { personsProjection } from './persons/personsProjection.ts';
@@ -11,6 +12,11 @@ import { deletedEventsLookup, eventDeletionsProjection } from '../commands/perso
 /** The one list the server, the CLI's rebuild and the migrations use. */
 export const pgProjections: readonly PgProjection[] = [accessProjection, featureFlagsProjection, ingestionWarningsProjection, personsProjection, eventDeletionsProjection];
 export const chProjections: readonly ChProjection[] = [eventsProjection];
-/** What the server runs: the events projection leaves out events deleted with their person (read from Postgres). */
+/**
+ * What the server runs: the events projection leaves out events deleted with their person and
+ * adds `$group_N` from the group types the persons projection assigned (both read from Postgres).
+ */
 export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] =>
-  chProjections.map((p) => (p === eventsProjection ? skippingDeletedEvents(p, deletedEventsLookup(pool)) : p));
+  chProjections.map((p) =>
+    p === eventsProjection ? skippingDeletedEvents(withGroupIndexes(p, groupTypesLookup(pool)), deletedEventsLookup(pool)) : p,
+  );

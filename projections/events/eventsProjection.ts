@@ -7,6 +7,11 @@ import type { EventCaptured, EventCapturedData } from '../../commands/capture/ev
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
 export const personUuidFor = (projectId: number, distinctId: string) => uuidv5(`${projectId}:${distinctId}`, PERSON_UUID_NAMESPACE);
 
+const groupColumn = (properties: Record<string, unknown>, index: number) => {
+  const key = properties[`$group_${index}`];
+  return typeof key === 'string' ? key : '';
+};
+
 /**
  * The ClickHouse `events` table, modelled on PostHog's: ReplacingMergeTree ordered by team, day,
  * event, distinct id and uuid, so a duplicate that slipped past insert deduplication still
@@ -56,11 +61,11 @@ export const eventsProjection: ChProjection = {
         person_id: personUuidFor(d.projectId, d.distinctId),
         elements_chain: d.elementsChain,
         created_at: d.receivedAt,
-        $group_0: '',
-        $group_1: '',
-        $group_2: '',
-        $group_3: '',
-        $group_4: '',
+        $group_0: groupColumn(d.properties, 0),
+        $group_1: groupColumn(d.properties, 1),
+        $group_2: groupColumn(d.properties, 2),
+        $group_3: groupColumn(d.properties, 3),
+        $group_4: groupColumn(d.properties, 4),
         _timestamp: now,
         _offset: e.position.toString(),
       };
@@ -98,5 +103,38 @@ export const skippingDeletedEvents = (projection: ChProjection, deleted: Deleted
       return upTo === undefined || e.position > upTo;
     });
     if (kept.length > 0) await projection.insert(ch, kept, dedupToken);
+  },
+});
+
+/** projectId → group type → index, as the persons projection assigned them (capture.md §3.6). */
+export type GroupTypesLookup = (projectIds: readonly number[], upToPosition: bigint) => Promise<ReadonlyMap<number, ReadonlyMap<string, number>>>;
+
+/**
+ * Events with `$groups` carry `$group_<index>` (properties and columns), as PostHog's ingestion
+ * adds them. Indexes are assigned by the persons projection in log order and never change, so the
+ * lookup first waits until that projection has passed the batch; a rebuild then finds the same
+ * indexes. Personless events get none, as in PostHog.
+ */
+export const withGroupIndexes = (projection: ChProjection, groupTypes: GroupTypesLookup): ChProjection => ({
+  ...projection,
+  async insert(ch, events, dedupToken) {
+    const grouped = new Set(events.filter((e) => {
+      const p = (e.data as EventCapturedData).properties;
+      return typeof p.$groups === 'object' && p.$groups !== null && p.$process_person_profile !== false;
+    }));
+    if (grouped.size === 0) return projection.insert(ch, events, dedupToken);
+    const types = await groupTypes([...new Set([...grouped].map((e) => (e.data as EventCapturedData).projectId))], events[events.length - 1]!.position);
+    const withIndexes = events.map((e) => {
+      const d = e.data as EventCapturedData;
+      const groups = d.properties.$groups;
+      if (!grouped.has(e) || typeof groups !== 'object' || groups === null) return e;
+      const extra: Record<string, string> = {};
+      for (const [type, key] of Object.entries(groups as Record<string, unknown>)) {
+        const index = types.get(d.projectId)?.get(type);
+        if (index !== undefined && key !== undefined && key !== null) extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
+      }
+      return { ...e, data: { ...d, properties: { ...d.properties, ...extra } } };
+    });
+    return projection.insert(ch, withIndexes, dedupToken);
   },
 });

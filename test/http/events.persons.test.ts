@@ -31,3 +31,25 @@ describe('events and their persons', () => {
     expect((await t.api('GET', `/api/projects/${t.projectId}/events/?person_id=00000000-0000-0000-0000-000000000000`)).body.results).toEqual([]);
   });
 });
+
+describe('events and their groups', () => {
+  it('events with $groups carry $group_<index> in the order group types were first seen; a sixth type gets none', async () => {
+    const types = ['company', 'team', 'project', 'org', 'region', 'sixth'];
+    await capture([
+      ...types.map((type, i) => ({ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: type, $group_key: `${type}-key`, $group_set: { n: i } } })),
+      { event: 'grouped', properties: { distinct_id: 'g-user', $groups: Object.fromEntries(types.map((t) => [t, `${t}-1`])) } },
+      { event: 'grouped-personless', properties: { distinct_id: 'g-anon', $process_person_profile: false, $groups: { company: 'c-2' } } },
+    ]);
+    const grouped = await t.api('GET', `/api/projects/${t.projectId}/events/?event=grouped`);
+    expect(grouped.status, grouped.text).toBe(200);
+    const props = grouped.body.results[0].properties;
+    expect([0, 1, 2, 3, 4].map((i) => props[`$group_${i}`])).toEqual(['company-1', 'team-1', 'project-1', 'org-1', 'region-1']);
+    expect(props.$group_5).toBeUndefined();
+    const personless = await t.api('GET', `/api/projects/${t.projectId}/events/?event=grouped-personless`);
+    expect(personless.body.results[0].properties.$group_0).toBeUndefined();
+    const where = await t.api('GET', `/api/projects/${t.projectId}/events/?where=${encodeURIComponent(JSON.stringify(["properties.$group_1 = 'team-1'"]))}`);
+    expect(where.body.results.map((e: { event: string }) => e.event)).toEqual(['grouped']);
+    const typesList = await t.api('GET', `/api/projects/${t.projectId}/groups_types/`);
+    expect(typesList.body.map((g: { group_type: string }) => g.group_type)).toEqual(types.slice(0, 5));
+  });
+});
