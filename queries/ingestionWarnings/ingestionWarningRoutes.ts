@@ -27,7 +27,10 @@ export const ingestionWarningRoutes = (ctx: AppContext): FastifyPluginAsync => a
     const { rows } = await ctx.pool.query<{ type: string; last_seen: Date; count: string; warnings: { type: string; timestamp: string; details: Record<string, unknown> }[] }>(
       `SELECT type, max(at) AS last_seen, count(*) AS count,
               (array_agg(jsonb_build_object('type', type, 'timestamp', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'details', details) ORDER BY at DESC))[1:50] AS warnings
-         FROM ingestion_warnings
+         FROM (SELECT project_id, type, details, at FROM ingestion_warnings
+               UNION ALL
+               -- merge refusals and illegal ids, found by the persons projection
+               SELECT project_id, type, details, at FROM person_ingestion_warnings) w
         WHERE project_id = $1 AND at > now() - make_interval(days => $2)
         GROUP BY type ORDER BY max(at) DESC`,
       [request.project!.id, request.query.days],

@@ -5,22 +5,25 @@ import { createProjectionRunner } from '../processing/projectionRunner.ts';
 import { rebuildProjection } from '../processing/rebuildProjection.ts';
 import { openStores } from '../runtime/stores.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
-import { pgProjections } from '../../projections/registry.ts';
+import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
 import { addProjectMember, createPersonalApiKey, createProject, createRole, ensureUser } from '../../commands/access/accessCommands.ts';
 import { ACCESS_LEVEL } from '../../commands/access/accessEvents.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
-import { openClickHouse } from '../runtime/clickhouse.ts';
+import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
+import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { runEventDeletions } from '../../commands/persons/eventDeletionJob.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options] [--json]
   project create --name NAME [--owner EMAIL]
   personal-key create --project ID --scopes a:read,b:write [--user EMAIL] [--label LABEL]
   role create --name NAME --access-level 21|37 [--member EMAIL ...]
-  rebuild <${pgProjections.map((p) => p.name).join('|')}|all>
+  rebuild <${pgProjections.map((p) => p.name).join('|')}|events|all>
   run-deletions
   person history DISTINCT_ID [--project ID]`;
 
 class UsageError extends Error {}
+/** a well-formed request for something that does not exist: exit 1, no usage text */
+class NotFound extends Error {}
 
 type Options = {
   json?: boolean; name?: string; owner?: string; project?: string; scopes?: string; user?: string;
@@ -32,7 +35,7 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-async function run(ctx: AppContext, words: string[], o: Options, config: Config): Promise<{ json: unknown; text: string }> {
+async function run(ctx: AppContext, words: string[], o: Options, config: Config, serverRunning: boolean): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
   if (noun === 'project' && verb === 'create') {
@@ -68,16 +71,23 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config)
   if (noun === 'rebuild') {
     const target = verb;
     const chosen = target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
-    if (!target || chosen.length === 0) throw new UsageError(`unknown read model "${target ?? ''}"`);
-    const rebuilt = [];
+    const clickhouseToo = target === 'all' || target === 'events';
+    if (!target || (chosen.length === 0 && !clickhouseToo)) throw new UsageError(`unknown read model "${target ?? ''}"`);
+    const rebuilt: { name: string; events?: number; position?: string; skipped?: string }[] = [];
     for (const p of chosen) {
       const r = await rebuildProjection(ctx.store, ctx.pool, p);
       rebuilt.push({ name: r.name, events: r.events, position: r.position.toString() });
     }
-    return { json: { rebuilt }, text: rebuilt.map((r) => `rebuilt ${r.name} from ${r.events} events (position ${r.position})`).join('\n') };
+    if (clickhouseToo) rebuilt.push(...(await rebuildClickHouse(ctx, config, target === 'events', serverRunning)));
+    const line = (r: (typeof rebuilt)[number]) =>
+      r.skipped ? `skipped ${r.name}: ${r.skipped}` : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
+    return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
   }
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
+    if (serverRunning && !config.clickhouseUrl) {
+      throw new NotFound('a server running on this DATA_DIR holds the embedded ClickHouse: stop it first, or let its schedule run the deletions');
+    }
     const clickhouse = await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
     try {
       const r = await runEventDeletions({ store: ctx.store, pool: ctx.pool, clickhouse, awaitProjection: ctx.awaitProjection });
@@ -95,10 +105,36 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config)
     const { rows } = await ctx.pool.query<{ id: number }>(o.project ? 'SELECT id FROM projects WHERE id = $1' : 'SELECT id FROM projects ORDER BY id LIMIT 1', o.project ? [Number(o.project)] : []);
     if (!rows[0]) throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
     const history = await personHistory(ctx.store, rows[0].id, distinctId);
-    if (!history) throw new UsageError(`no person with distinct id "${distinctId}" in project ${rows[0].id}`);
+    if (!history) throw new NotFound(`no person with distinct id "${distinctId}" in project ${rows[0].id}`);
     return { json: history, text: formatHistory(history, distinctId) };
   }
   throw new UsageError(`unknown command "${words.join(' ')}"`);
+}
+
+/**
+ * The ClickHouse events table, replayed from the log. It needs the table to itself: with embedded
+ * chDB a running server holds it, and with a ClickHouse server a running server holds the
+ * projection's lock. Asked for by name this fails; as part of `all` it is reported as skipped.
+ */
+async function rebuildClickHouse(ctx: AppContext, config: Config, required: boolean, serverRunning: boolean) {
+  let clickhouse: ClickHouse | undefined;
+  try {
+    // chDB is in-process: a second process must not open the directory a running server uses.
+    if (serverRunning && !config.clickhouseUrl) throw new Error('a server running on this DATA_DIR holds the embedded ClickHouse; stop it first');
+    clickhouse = await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+    const results = [];
+    for (const p of chProjectionsFor(ctx.pool)) {
+      const r = await rebuildClickHouseProjection(ctx.store, ctx.pool, clickhouse, p);
+      results.push({ name: r.name, position: r.position.toString() });
+    }
+    return results;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (required) throw new Error(`cannot rebuild the ClickHouse events table: ${reason}`);
+    return [{ name: 'clickhouse:events', skipped: reason }];
+  } finally {
+    await clickhouse?.close();
+  }
 }
 
 async function main() {
@@ -125,7 +161,7 @@ async function main() {
     awaitProjection: createAwaitProjection(runners, 30_000),
   };
   try {
-    const result = await run(ctx, positionals, values, config);
+    const result = await run(ctx, positionals, values, config, stores.sharedWithRunningServer);
     console.log(values.json ? JSON.stringify(result.json) : result.text);
   } finally {
     for (const r of runners.values()) await r.stop();
@@ -135,6 +171,7 @@ async function main() {
 
 main().catch((error: unknown) => {
   if (error instanceof UsageError) console.error(`${error.message}\n${USAGE}`);
+  else if (error instanceof NotFound) console.error(error.message);
   else if (error instanceof ConfigError) console.error(error.message);
   else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(error instanceof UsageError ? 2 : 1);

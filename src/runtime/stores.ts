@@ -13,6 +13,8 @@ export type Stores = Readonly<{
   store: EventStore;
   /** which event log is in use, for logs and /_readyz */
   eventLog: 'postgres' | 'eventstoredb';
+  /** the embedded Postgres belongs to a server running on the same DATA_DIR (so does its chDB) */
+  sharedWithRunningServer: boolean;
   close(): Promise<void>;
 }>;
 
@@ -40,6 +42,7 @@ export async function openStores(config: Config, projections: readonly PgProject
     pool,
     store,
     eventLog: config.eventstoreUrl ? 'eventstoredb' : 'postgres',
+    sharedWithRunningServer: embedded !== undefined && !embedded.owned,
     async close() {
       await store.close();
       await pool.end();
