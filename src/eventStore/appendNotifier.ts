@@ -14,6 +14,7 @@ export type AppendNotifier = {
 export function createAppendNotifier(pool: pg.Pool, channel: string, pollMs = 1000): AppendNotifier {
   let waiters: Array<() => void> = [];
   let listener: pg.PoolClient | undefined;
+  let listenerState: { released: boolean } | undefined;
   let closed = false;
   let connecting: Promise<void> | undefined;
 
@@ -23,21 +24,32 @@ export function createAppendNotifier(pool: pg.Pool, channel: string, pollMs = 10
     for (const w of current) w();
   };
 
+  /** Gives a client back exactly once, whoever notices first (an error, a failed LISTEN, close()). */
+  const releaseOnce = (client: pg.PoolClient, state: { released: boolean }, destroy: boolean) => {
+    if (state.released) return;
+    state.released = true;
+    client.release(destroy);
+  };
+
   const connect = () => {
     connecting ??= (async () => {
+      const client = await pool.connect().catch(() => undefined);
+      if (!client) return void (connecting = undefined);
+      const state = { released: false };
+      if (closed) return releaseOnce(client, state, false);
+      client.on('notification', wake);
+      client.on('error', () => {
+        if (listener === client) listener = undefined;
+        connecting = undefined;
+        releaseOnce(client, state, true);
+      });
       try {
-        const client = await pool.connect();
-        if (closed) return client.release();
-        client.on('notification', wake);
-        client.on('error', () => {
-          listener = undefined;
-          connecting = undefined;
-          client.release(true);
-        });
         await client.query(`LISTEN ${channel}`);
         listener = client;
+        listenerState = state;
       } catch {
         connecting = undefined;
+        releaseOnce(client, state, true);
       }
     })();
   };
@@ -59,11 +71,12 @@ export function createAppendNotifier(pool: pg.Pool, channel: string, pollMs = 10
       closed = true;
       wake();
       await connecting;
-      if (listener) {
+      if (listener && listenerState) {
         const l = listener;
+        const state = listenerState;
         listener = undefined;
         await l.query(`UNLISTEN ${channel}`).catch(() => undefined);
-        l.release();
+        releaseOnce(l, state, false);
       }
     },
   };

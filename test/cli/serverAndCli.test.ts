@@ -35,7 +35,10 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
 
 const stopServer = (s: Server) =>
   new Promise<number | null>((resolve) => {
-    s.child.on('exit', (code) => resolve(code));
+    s.child.on('exit', (code) => {
+      if (code !== 0) console.error(`server exited with ${code}:\n${s.output()}`);
+      resolve(code);
+    });
     s.child.kill('SIGTERM');
   });
 
