@@ -4,7 +4,8 @@
  * database and the table.
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem } from './hogqlQuery.ts';
+import type { PersonIdSet } from './eventPersonFilters.ts';
+import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem, type WhereItem } from './hogqlQuery.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
 import { compilePropertyFilters } from './propertyFilters.ts';
 import { dateTimeParamSql, escapeLike, Params, propertySql } from './sqlParams.ts';
@@ -23,8 +24,11 @@ export type ListInput = Readonly<{
   /** the distinct ids of the person asked for (resolved from the persons read model) */
   personDistinctIds?: readonly string[];
   properties?: unknown;
+  /** person conditions resolved in Postgres (eventPersonFilters.ts): each restricts `distinct_id` */
+  personIdSets?: readonly PersonIdSet[];
   select?: readonly string[];
-  where?: readonly string[];
+  /** HogQL conditions, or items already parsed (person conditions taken out) */
+  where?: readonly string[] | readonly WhereItem[];
   orderBy?: readonly string[];
   limit: number;
   offset: number;
@@ -82,6 +86,10 @@ function conditions(input: ListInput, params: Params): string[] {
   if (input.event !== undefined) out.push(`event = ${params.string(input.event)}`);
   if (input.personDistinctIds !== undefined) {
     out.push(input.personDistinctIds.length === 0 ? '0' : `distinct_id IN (${input.personDistinctIds.map((d) => params.string(d)).join(', ')})`);
+  }
+  for (const set of input.personIdSets ?? []) {
+    const has = `has(${params.strings(set.ids)}, distinct_id)`;
+    out.push(set.negated ? `not(${has})` : has);
   }
   const filters = compilePropertyFilters(input.properties, params, input.now);
   if (filters) out.push(filters);

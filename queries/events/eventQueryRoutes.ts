@@ -9,6 +9,7 @@ import { getEvent, type ListResult, listEvents, propertyValues } from './eventQu
 import { eventsCsv, EventView, selectCsv } from './eventView.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
 import { FilterError } from './propertyFilters.ts';
+import { resolvePersonFilters } from './eventPersonFilters.ts';
 import { distinctIdsOfPerson, withPersons } from './eventPersons.ts';
 
 /**
@@ -156,7 +157,9 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
       offset: q.offset,
     };
     await awaitEvents();
-    const result = await answering(() => listEvents(ch, input));
+    // person filters (properties of type person, person.properties in where): resolved in Postgres once persons caught up
+    const persons = await answering(() => resolvePersonFilters(ctx.pool, { projectId: input.projectId, now, properties: input.properties, where: input.where }));
+    const result = await answering(() => listEvents(ch, { ...input, properties: persons.properties, where: persons.where, personIdSets: persons.personIdSets }));
     if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
     const next = nextLink(request, result, q.offset, limit);
     if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };

@@ -32,6 +32,11 @@ const COLUMNS: Record<string, { sql: string; type: SqlType }> = {
   elements_chain: { sql: 'elements_chain', type: 'string' },
   created_at: { sql: 'created_at', type: 'datetime' },
 };
+/** Where `person.properties.<key>` may stand (resolved in Postgres by eventPersonFilters.ts). */
+export const PERSON_PROPERTIES_WHERE =
+  'in where only, as a condition of the top-level AND comparing person.properties.<key> with a constant: =, !=, <, <=, >, >=, [NOT] LIKE, [NOT] ILIKE, [NOT] IN (...), IS [NOT] NULL';
+const PERSON_PROPERTIES_HERE = (name: string) =>
+  `Unsupported use of "${name}": person properties are supported ${PERSON_PROPERTIES_WHERE}; not inside OR, NOT, functions or arithmetic, nor in select or orderBy`;
 export const FIELD_NAMES = [...Object.keys(COLUMNS), 'properties.<key>'];
 
 const value = (sql: string, type: SqlType, parts: readonly Compiled[] = []): Compiled => ({
@@ -204,8 +209,9 @@ export class ExprCompiler {
   private field(chain: string[]): Compiled {
     const [head, ...rest] = chain;
     if (head === 'properties' && rest.length > 0) return { sql: propertySql(rest, this.params), type: 'property', aggregate: false, column: true };
+    if (head === 'person' && rest[0] === 'properties') throw new HogQLError(PERSON_PROPERTIES_HERE(chain.join('.')));
     if (head === 'person' || head === 'pdi' || head === 'person_properties') {
-      throw new HogQLError(`Unsupported field "${chain.join('.')}": person fields are not available yet`);
+      throw new HogQLError(`Unsupported field "${chain.join('.')}": of the person, only person.properties.<key> is supported, ${PERSON_PROPERTIES_WHERE}`);
     }
     const column = rest.length === 0 ? COLUMNS[head!] : undefined;
     if (!column) throw new HogQLError(`Unknown field "${chain.join('.')}". Supported fields: ${FIELD_NAMES.join(', ')}`);

@@ -21,7 +21,7 @@ export type CompiledSelect = Readonly<{
 
 export type OrderItem = Readonly<{ sql: string; desc: boolean; /** the item is exactly `timestamp` */ timestamp: boolean }>;
 
-function checkItems(items: readonly string[], what: string): void {
+export function checkItems(items: readonly string[], what: string): void {
   if (items.length > MAX_ITEMS) throw new HogQLError(`At most ${MAX_ITEMS} ${what} expressions are allowed`, what);
   for (const item of items) {
     if (item.length > MAX_EXPRESSION_LENGTH) throw new HogQLError(`A ${what} expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, what);
@@ -30,7 +30,7 @@ function checkItems(items: readonly string[], what: string): void {
 }
 
 /** Runs `fn`, prefixing a HogQL error with the expression it came from. */
-function about<T>(what: string, text: string, fn: () => T): T {
+export function about<T>(what: string, text: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
@@ -58,16 +58,28 @@ export function compileSelect(items: readonly string[], params: Params): Compile
   return { columns, items: compiled, aggregate, groupBy: aggregate ? compiled.filter((c) => c.column).map((c) => c.sql) : [] };
 }
 
+/**
+ * A `where` item already parsed: `expr` is what is left of the item once the person conditions
+ * (eventPersonFilters.ts) were taken out of its top-level AND; `null` when nothing is left.
+ */
+export type WhereItem = Readonly<{ text: string; expr: Expr | null }>;
+
 /** `where` items: conditions without aggregates, all of which must hold. */
-export function compileWhere(items: readonly string[], params: Params): string[] {
-  checkItems(items, 'where');
+export function compileWhere(items: readonly string[] | readonly WhereItem[], params: Params): string[] {
+  const parsed: readonly WhereItem[] = items.every((i): i is string => typeof i === 'string')
+    ? (checkItems(items, 'where'), items.map((text) => ({ text, expr: about('where', text, () => parseExpr(text)) })))
+    : (items as readonly WhereItem[]);
   const compiler = new ExprCompiler(params);
-  return items.map((text) =>
-    about('where', text, () => {
-      const c = compiler.condition(parseExpr(text));
-      if (c.aggregate) throw new HogQLError('aggregates are not allowed in where');
-      return c.sql;
-    }),
+  return parsed.flatMap(({ text, expr }) =>
+    expr === null
+      ? []
+      : [
+          about('where', text, () => {
+            const c = compiler.condition(expr);
+            if (c.aggregate) throw new HogQLError('aggregates are not allowed in where');
+            return c.sql;
+          }),
+        ],
   );
 }
 

@@ -6,7 +6,10 @@
  * - `type` `event` (default): an event property, compared as PostHog's ClickHouse queries do: the
  *   property as text (JSON strings unquoted, numbers and booleans as their JSON text);
  * - `type` `hogql`: `key` is a HogQL condition (the `where` subset);
- * - `type` `person` and every other type: refused, persons and cohorts are not built yet.
+ * - `type` `person`: not compiled here. The route takes them out first (eventPersonFilters.ts:
+ *   resolved against the persons read model in Postgres, then `has(ids, distinct_id)`); one that
+ *   reaches this compiler is refused;
+ * - every other type (cohort, group, element…): refused.
  * Operators (flags.md §3.3 names): exact (a list value means any of), is_not (none of; a missing
  * property matches), is_set, is_not_set, icontains, not_icontains, regex, not_regex (RE2 syntax),
  * gt, gte, lt, lte (numeric), is_date_before, is_date_after, is_date_exact (ISO or relative dates
@@ -80,8 +83,8 @@ class FilterCompiler {
         throw error;
       }
     }
-    if (type === 'person') throw new FilterError(`${path}: person property filters are not supported yet (persons are not built); use event properties`);
-    if (type !== 'event') throw new FilterError(`${path}: filters of type ${JSON.stringify(type)} are not supported; supported types: event, hogql`);
+    if (type === 'person') throw new FilterError(`${path}: person property filters are resolved in Postgres before the event query (resolvePersonFilters); none may reach it`);
+    if (type !== 'event') throw new FilterError(`${path}: filters of type ${JSON.stringify(type)} are not supported; supported types: event, person, hogql`);
     const operator = (f.operator ?? 'exact') as Operator;
     if (!OPERATORS.includes(operator)) {
       throw new FilterError(`${path}.operator: ${JSON.stringify(f.operator)} is not supported; supported operators: ${OPERATORS.join(', ')}`);

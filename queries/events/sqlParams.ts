@@ -8,14 +8,16 @@
  * relies on that).
  */
 
-export type ParamType = 'String' | 'Int64' | 'Float64' | 'Bool';
+export type ParamType = 'String' | 'Int64' | 'Float64' | 'Bool' | 'Array(String)';
+export type ParamValue = string | number | boolean | readonly string[];
 
 export class Params {
-  readonly values: Record<string, string | number | boolean> = {};
+  readonly values: Record<string, ParamValue> = {};
   private readonly seen = new Map<string, string>();
 
-  add(value: string | number | boolean, type: ParamType): string {
-    const key = `${type}:${typeof value}:${String(value)}`;
+  add(value: ParamValue, type: ParamType): string {
+    // JSON for lists: String(['a,b']) and String(['a', 'b']) would be the same key
+    const key = `${type}:${typeof value}:${Array.isArray(value) ? JSON.stringify(value) : String(value)}`;
     let name = this.seen.get(key);
     if (!name) {
       name = `p${this.seen.size}`;
@@ -27,6 +29,11 @@ export class Params {
 
   string(value: string): string {
     return this.add(value, 'String');
+  }
+
+  /** A list of strings as one `Array(String)` parameter (the client sends it as an array literal, escaped). */
+  strings(values: readonly string[]): string {
+    return this.add([...values], 'Array(String)');
   }
 
   /** Integers that JavaScript holds exactly go as Int64, every other number as Float64. */

@@ -58,7 +58,7 @@ describe('property filters', () => {
       expect(() => compile(input)).toThrow(FilterError);
       expect(() => compile(input)).toThrow(message);
     };
-    fails([{ key: 'email', value: 'a', type: 'person' }], /properties\[0\]: person property filters are not supported yet/);
+    fails([{ key: 'email', value: 'a', type: 'person' }], /properties\[0\]: person property filters are resolved in Postgres before the event query/);
     fails([{ key: 'x', value: 1, type: 'cohort' }], /"cohort" are not supported/);
     fails([{ key: 'x', operator: 'semver_gt', value: '1' }], /properties\[0\]\.operator: "semver_gt" is not supported/);
     fails([{ key: 'x', operator: 'gt', value: 'x' }], /needs a number/);

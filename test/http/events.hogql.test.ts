@@ -134,7 +134,8 @@ describe('HogQL compiler', () => {
   it('refuses unknown names, misused aggregates and impossible comparisons', () => {
     fails(() => compile('secret = 1'), /Unknown field "secret"/);
     fails(() => compile('events.event = 1'), /Unknown field "events.event"/);
-    fails(() => compile('person.properties.email'), /person fields are not available yet/);
+    fails(() => compile('person.properties.email'), /Unsupported use of "person.properties.email": person properties are supported in where only/);
+    fails(() => compile('person.id'), /Unsupported field "person.id": of the person, only person.properties.<key>/);
     fails(() => compile('sleep(1)'), /Unsupported function "sleep"/);
     fails(() => compile('file(\'x\')'), /Unsupported function "file"/);
     fails(() => compile('count(count())'), /cannot be nested/);

@@ -301,7 +301,7 @@ describe('GET events/?properties=', () => {
       expectValidation(res, 'properties');
       return res.body.detail as string;
     };
-    expect(await bad(JSON.stringify([{ key: 'email', value: 'a@b.c', type: 'person' }]))).toMatch(/person property filters are not supported yet/);
+    expect(await bad(JSON.stringify({ type: 'OR', values: [{ key: 'email', value: 'a@b.c', type: 'person' }, { key: 'plan', value: 'pro' }] }))).toMatch(/OR group mixing person and event filters/);
     expect(await bad(JSON.stringify([{ key: 'id', value: 3, type: 'cohort' }]))).toMatch(/"cohort" are not supported/);
     expect(await bad(JSON.stringify([{ key: 'v', operator: 'semver_gt', value: '1.0.0' }]))).toMatch(/"semver_gt" is not supported/);
     expect(await bad(JSON.stringify([{ key: 'amount', operator: 'gt', value: 'lots' }]))).toMatch(/needs a number/);
@@ -413,7 +413,7 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
     await bad(w("event = 'x'; SELECT 1"), 'where', /Unsupported operator ";"/);
     await bad(w("count() > 1"), 'where', /aggregates are not allowed/);
     await bad(w('event'), 'where', /Expected a condition/);
-    await bad(w("person.properties.email = 'a'"), 'where', /person fields are not available yet/);
+    await bad(w("person.properties.email = 'a' or event = 'x'"), 'where', /Unsupported use of "person.properties.email"/);
     await bad(w('timestamp > 5'), 'where', /Cannot compare a number with a date/);
     await bad(w("event BETWEEN 'a' AND 'b'"), 'where', /BETWEEN/);
     await bad(w("CASE WHEN event = 'a' THEN 1 END = 1"), 'where', /CASE/);

@@ -1,0 +1,278 @@
+/**
+ * Person conditions of the events list: `properties` filters of `type: "person"` and HogQL `where`
+ * conditions on `person.properties.<key>`. Events live in ClickHouse, persons in Postgres, so each
+ * person condition is evaluated against the persons read model (project-scoped, with
+ * `queries/persons/personFilters.ts`) and becomes a set of distinct ids, which restricts the
+ * ClickHouse query as `has({pN:Array(String)}, distinct_id)`. An event matches a person condition
+ * when the person its distinct id belongs to *now* matches (merged persons: the events of every
+ * distinct id of the person).
+ *
+ * Events without a person (personless, or a deleted person) are treated as a person with no
+ * properties, as PostHog's join does: they match `is_not_set`, `is_not`, `!=`, NOT LIKE, … and
+ * not `exact`, `=`, `>`, …. When the empty person matches, the condition is sent as the
+ * complement: `not(has({non-matching ids}, distinct_id))`.
+ *
+ * Where person conditions may stand:
+ * - `properties`: a list, or AND groups, mixing person and event filters (all AND-ed); a group of
+ *   person filters only (AND or OR, nested) is one condition; an OR group with both kinds → 400.
+ * - `where`: `person.properties.<key> <op> <constant>` as a condition of an item's top-level AND
+ *   (see `PERSON_PROPERTIES_WHERE`); anywhere else the HogQL compiler answers 400.
+ */
+import type pg from 'pg';
+import { compilePersonFilters, FilterError as PersonFilterError, PgParams } from '../persons/personFilters.ts';
+import { checkRegexes } from '../persons/personQueries.ts';
+import type { Expr } from './hogqlParser.ts';
+import { parseExpr } from './hogqlParser.ts';
+import { about, checkItems, type WhereItem } from './hogqlQuery.ts';
+import { HogQLError } from './hogqlTokenizer.ts';
+import { FilterError } from './propertyFilters.ts';
+
+/** `has(ids, distinct_id)`, or `not(has(ids, distinct_id))` when `negated`. */
+export type PersonIdSet = Readonly<{ ids: readonly string[]; negated: boolean }>;
+
+/** One person condition before it is resolved: a personFilters input, possibly negated. */
+type PersonCondition = Readonly<{
+  filters: unknown;
+  negate: boolean;
+  /** where it came from, for errors */
+  attr: 'properties' | 'where';
+  path: string;
+}>;
+
+/** Largest set of distinct ids one condition may send to ClickHouse. */
+export const MAX_PERSON_FILTER_IDS = 100_000;
+const MAX_DEPTH = 10;
+const MAX_FILTERS = 100;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isGroup = (n: Record<string, unknown>) => (n.type === 'AND' || n.type === 'OR') && 'values' in n && Array.isArray(n.values);
+
+// ---------------------------------------------------------------------------------------------
+// properties
+
+type Kind = 'none' | 'person' | 'event' | 'mixed';
+const merge = (a: Kind, b: Kind): Kind => (a === 'none' ? b : b === 'none' || a === b ? a : 'mixed');
+
+class PropertiesSplitter {
+  private count = 0;
+  readonly person: PersonCondition[] = [];
+
+  /**
+   * What the node holds. Anything malformed counts as `event`: the event compiler names the problem.
+   * `check`: enforce the depth and filter-count limits (once, on the whole input).
+   */
+  kind(node: unknown, depth = 0, check = false): Kind {
+    if (check && depth > MAX_DEPTH) throw new FilterError(`properties: groups nested deeper than ${MAX_DEPTH}`);
+    const items = Array.isArray(node) ? node : isRecord(node) && isGroup(node) ? (node.values as unknown[]) : null;
+    if (items) return items.reduce<Kind>((k, item) => merge(k, this.kind(item, depth + 1, check)), 'none');
+    if (check && ++this.count > MAX_FILTERS) throw new FilterError(`properties: more than ${MAX_FILTERS} filters`);
+    return isRecord(node) && node.type === 'person' ? 'person' : 'event';
+  }
+
+  /**
+   * The node with its person parts replaced by an empty AND group (which the event compiler reads
+   * as `true`, keeping every other filter at its path), or null when all of it is person filters.
+   */
+  split(node: unknown, path: string): unknown {
+    const kind = this.kind(node);
+    if (kind === 'none' || kind === 'event') return node;
+    if (kind === 'person') {
+      this.person.push({ filters: node, negate: false, attr: 'properties', path });
+      return null;
+    }
+    if (isRecord(node) && node.type === 'OR') {
+      throw new FilterError(
+        `${path}: an OR group mixing person and event filters is not supported (person filters are evaluated against the persons ` +
+          'table apart from the events); put only person filters or only event filters in an OR group, and AND them together',
+      );
+    }
+    const items = Array.isArray(node) ? node : (node as { values: unknown[] }).values;
+    const inner = Array.isArray(node) ? path : `${path}.values`;
+    const rest = items.map((item, i) => this.split(item, `${inner}[${i}]`) ?? { type: 'AND', values: [] });
+    return Array.isArray(node) ? rest : { ...(node as Record<string, unknown>), values: rest };
+  }
+}
+
+/** Takes the person filters out of `properties` (see the file comment). */
+export function splitPropertyFilters(input: unknown): { properties: unknown; person: PersonCondition[] } {
+  if (input === null || input === undefined) return { properties: input, person: [] };
+  const splitter = new PropertiesSplitter();
+  splitter.kind(input, 0, true);
+  const properties = splitter.split(input, 'properties');
+  return { properties: splitter.person.length === 0 ? input : properties, person: splitter.person };
+}
+
+// ---------------------------------------------------------------------------------------------
+// where
+
+type Filter = Record<string, unknown>;
+const filter = (key: string, operator: string, value?: unknown): Filter => ({ key, operator, type: 'person', ...(value !== undefined ? { value } : {}) });
+/** numeric equality, as HogQL compares a property with a number: toFloat64OrNull(property) = n */
+const numberEquals = (key: string, n: number): Filter => ({ type: 'AND', values: [filter(key, 'gte', n), filter(key, 'lte', n)] });
+
+const FLIP = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=', '!=': '!=' } as const;
+const ORDER = { '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const;
+
+/** A LIKE pattern (`%`, `_`, backslash escapes) as an anchored Postgres regular expression. */
+export function likeToRegex(pattern: string, caseInsensitive: boolean): string {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    let c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) c = pattern[++i]!;
+    else if (c === '%') {
+      re += '.*';
+      continue;
+    } else if (c === '_') {
+      re += '.';
+      continue;
+    }
+    re += /[\\^$.|?*+()[\]{}]/.test(c) ? `\\${c}` : c;
+  }
+  return `${caseInsensitive ? '(?i)' : ''}^${re}$`;
+}
+
+/** `person.properties.<key>` → key; null for anything else (other person fields fail in the compiler). */
+function personKey(e: Expr): string | null {
+  if (e.kind !== 'field' || e.chain[0] !== 'person' || e.chain[1] !== 'properties' || e.chain.length < 3) return null;
+  if (e.chain.length > 3) throw new HogQLError(`Unsupported field "${e.chain.join('.')}": nested person properties are not supported; use person.properties.<key>`);
+  return e.chain[2]!;
+}
+
+type Constant = string | number | boolean | null;
+function constant(e: Expr, key: string): Constant {
+  if (e.kind !== 'constant') throw new HogQLError(`person.properties.${key} can only be compared with a constant (a string, number, boolean or NULL)`);
+  return e.value;
+}
+const asText = (v: string | boolean) => (typeof v === 'boolean' ? (v ? 'true' : 'false') : v);
+
+/**
+ * One conjunct as a person condition, or null when it is not one (then it stays an event
+ * condition; a person field deeper inside fails in the compiler). Mapping (same results as the
+ * HogQL compiler gives event properties, the property read as text):
+ *   = 'a' / true → exact; = n → gte n AND lte n (numeric); != → the negation of =;
+ *   < <= > >= n → lt lte gt gte (numeric; text ordering → 400);
+ *   LIKE / ILIKE 'p' → regex of the anchored pattern (`(?i)` for ILIKE); NOT … → the negation;
+ *   IN (strings/booleans) → exact list; IN (numbers) → OR of numeric equalities; NOT IN → negation;
+ *   IS NULL / = NULL → is_not_set; IS NOT NULL / != NULL → is_set.
+ */
+function personConjunct(e: Expr): { filters: Filter; negate: boolean } | null {
+  if (e.kind === 'isNull') {
+    const key = personKey(e.expr);
+    return key === null ? null : { filters: filter(key, e.negated ? 'is_set' : 'is_not_set'), negate: false };
+  }
+  if (e.kind === 'in') {
+    const key = personKey(e.left);
+    if (key === null) return null;
+    const values = e.list.map((item) => {
+      const v = constant(item, key);
+      if (v === null) throw new HogQLError('NULL is not supported inside IN (...); use IS NULL');
+      return v;
+    });
+    const numbers = values.filter((v): v is number => typeof v === 'number');
+    if (numbers.length > 0 && numbers.length < values.length) throw new HogQLError(`person.properties.${key} IN (...): use only numbers or only strings`);
+    const filters = numbers.length > 0 ? { type: 'OR', values: numbers.map((n) => numberEquals(key, n)) } : filter(key, 'exact', values.map((v) => asText(v as string | boolean)));
+    return { filters, negate: e.negated };
+  }
+  if (e.kind !== 'compare') return null;
+  const [left, right] = [personKey(e.left), personKey(e.right)];
+  if (left === null && right === null) return null;
+  if (left !== null && right !== null) throw new HogQLError('Comparing two person properties is not supported');
+  const like = e.op === 'like' || e.op === 'ilike' || e.op === 'not like' || e.op === 'not ilike';
+  if (right !== null && like) throw new HogQLError(`person.properties.${right} must be on the left of ${e.op.toUpperCase()}`);
+  const key = (left ?? right)!;
+  const value = constant(left !== null ? e.right : e.left, key);
+  if (like) {
+    if (typeof value !== 'string') throw new HogQLError(`${e.op.toUpperCase()} needs a string pattern`);
+    return { filters: filter(key, 'regex', likeToRegex(value, e.op.endsWith('ilike'))), negate: e.op.startsWith('not') };
+  }
+  const op = left !== null ? (e.op as keyof typeof FLIP) : FLIP[e.op as keyof typeof FLIP];
+  if (value === null) {
+    if (op === '=' || op === '!=') return { filters: filter(key, op === '=' ? 'is_not_set' : 'is_set'), negate: false };
+    throw new HogQLError('NULL can only be compared with = or != (or use IS NULL)');
+  }
+  if (op === '=' || op === '!=') {
+    return { filters: typeof value === 'number' ? numberEquals(key, value) : filter(key, 'exact', asText(value)), negate: op === '!=' };
+  }
+  if (typeof value !== 'number') throw new HogQLError(`person.properties.${key} ${op} …: ordering comparisons of person properties need a number`);
+  return { filters: filter(key, ORDER[op], value), negate: false };
+}
+
+const conjuncts = (e: Expr): Expr[] => (e.kind === 'and' ? e.args.flatMap(conjuncts) : [e]);
+
+/** Parses the `where` items and takes the person conditions out of their top-level AND. */
+export function splitWhere(items: readonly string[] | undefined): { where: WhereItem[] | undefined; person: PersonCondition[] } {
+  if (items === undefined) return { where: undefined, person: [] };
+  checkItems(items, 'where');
+  const person: PersonCondition[] = [];
+  const where = items.map((text): WhereItem => about('where', text, () => {
+    const expr = parseExpr(text);
+    const rest: Expr[] = [];
+    for (const c of conjuncts(expr)) {
+      const p = personConjunct(c);
+      if (p) person.push({ ...p, attr: 'where', path: `where "${text}"` });
+      else rest.push(c);
+    }
+    if (rest.length === conjuncts(expr).length) return { text, expr };
+    return { text, expr: rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { kind: 'and', args: rest } };
+  }));
+  return { where, person };
+}
+
+// ---------------------------------------------------------------------------------------------
+// resolution in Postgres
+
+function fail(c: PersonCondition, message: string): never {
+  if (c.attr === 'properties') throw new FilterError(message.replace(/^properties/, c.path));
+  throw new HogQLError(`${c.path}: ${message}`, 'where');
+}
+
+/** One condition → the distinct ids it selects (or, when a person-less event would match, those it rejects). */
+async function resolve(pool: pg.Pool, projectId: number, now: Date, c: PersonCondition): Promise<PersonIdSet> {
+  const params = new PgParams();
+  const project = params.add(projectId, 'int');
+  const empty = new PgParams();
+  let compiled, onEmpty;
+  try {
+    compiled = compilePersonFilters(c.filters, params, now, 'p.properties');
+    onEmpty = compilePersonFilters(c.filters, empty, now, `'{}'::jsonb`);
+    if (compiled) await checkRegexes(pool, compiled.regexes);
+  } catch (error) {
+    if (error instanceof PersonFilterError) fail(c, error.message);
+    throw error;
+  }
+  if (!compiled || !onEmpty) return { ids: [], negated: true }; // restricts nothing
+  const { rows: [first] } = await pool.query<{ m: boolean }>(`SELECT COALESCE((${onEmpty.sql}), false) AS m`, empty.values);
+  // the condition an event's person must meet; a person-less event meets it when `emptyMatches`
+  const emptyMatches = first!.m !== c.negate;
+  const wanted = emptyMatches === c.negate ? `COALESCE((${compiled.sql}), false)` : `NOT COALESCE((${compiled.sql}), false)`;
+  const { rows } = await pool.query<{ distinct_id: string }>(
+    `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id AND p.project_id = d.project_id
+      WHERE d.project_id = ${project} AND ${wanted} LIMIT ${params.add(MAX_PERSON_FILTER_IDS + 1, 'int')}`,
+    params.values,
+  );
+  if (rows.length > MAX_PERSON_FILTER_IDS) {
+    fail(c, `${c.attr === 'properties' ? 'properties: ' : ''}the person condition selects more than ${MAX_PERSON_FILTER_IDS} distinct ids; narrow it`);
+  }
+  return { ids: rows.map((r) => r.distinct_id), negated: emptyMatches };
+}
+
+export type PersonFiltered = Readonly<{
+  /** `properties` without its person filters */
+  properties: unknown;
+  /** `where` parsed, without its person conditions */
+  where: WhereItem[] | undefined;
+  /** every one must hold */
+  personIdSets: PersonIdSet[];
+}>;
+
+/** Splits the person conditions out of `properties` and `where` and resolves them in Postgres. */
+export async function resolvePersonFilters(
+  pool: pg.Pool,
+  input: Readonly<{ projectId: number; now: Date; properties: unknown; where: readonly string[] | undefined }>,
+): Promise<PersonFiltered> {
+  const properties = splitPropertyFilters(input.properties);
+  const where = splitWhere(input.where);
+  const personIdSets: PersonIdSet[] = [];
+  for (const c of [...properties.person, ...where.person]) personIdSets.push(await resolve(pool, input.projectId, input.now, c));
+  return { properties: properties.properties, where: where.where, personIdSets };
+}
