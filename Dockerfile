@@ -17,7 +17,7 @@ ENV NODE_ENV=production \
 EXPOSE 8000
 USER node
 
-# The app runs its TypeScript through tsx, as `npm start` does ("tsx src/main.ts"). We start node
-# directly rather than through npm: npm passes SIGTERM only to its `sh -c` child, which does not
-# pass it on, so with `npm start` the app would never shut down cleanly on `docker stop`.
+# The app runs its TypeScript through tsx's loader in one node process, as `npm start` does. Node
+# is started directly rather than through npm, so `docker stop`'s SIGTERM reaches the app itself
+# and it shuts down cleanly (drains requests, checkpoints, stops the stores).
 CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -9,7 +9,7 @@ async function main() {
   if (boot.created && boot.generated) {
     // Shown once: only hashes are stored.
     console.log(`\nCreated "Default project" (id ${boot.projectId}). Save these keys now, they are not shown again:`);
-    console.log(`  project API key (for capture, /decide): ${boot.projectApiKey}`);
+    console.log(`  project API key (for capture): ${boot.projectApiKey}`);
     console.log(`  personal API key (for /api, all scopes): ${boot.personalApiKey}\n`);
   }
   console.log(`hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`);
