@@ -40,6 +40,7 @@ CREATE INDEX IF NOT EXISTS event_log_type_position ON event_log (type, position)
  */
 const APPEND_LOCK_KEY = 0x6576_656e_746c_6f67n; // "eventlog"
 export const NOTIFY_CHANNEL = 'event_log_appended';
+const LIVE_READ_INTERVAL_MS = 5;
 
 type Row = {
   position: string;
@@ -238,6 +239,9 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
               options.onCaughtUp?.();
             }
             await waiter;
+            // Under a stream of small appends every one would wake every subscription into its own
+            // query; a short pause lets a few appends share one read (latency cost: at most this).
+            if (!stopped) await new Promise((r) => setTimeout(r, LIVE_READ_INTERVAL_MS));
           }
         } catch (error) {
           if (stopped) return;
