@@ -15,6 +15,7 @@ import {
   WrongExpectedRevisionError,
 } from './eventStore.ts';
 import { createAppendNotifier, type AppendNotifier } from './appendNotifier.ts';
+import { createLiveTail } from './liveTail.ts';
 
 export const eventLogSchema = `
 CREATE TABLE IF NOT EXISTS event_log (
@@ -84,7 +85,10 @@ function filterSql(filter: AllFilter | undefined, params: unknown[]): string {
   return clauses.map((c) => ` AND ${c}`).join('');
 }
 
-export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier: AppendNotifier } {
+export function createPostgresEventStore(
+  pool: pg.Pool,
+  options: { liveTail?: { capacity?: number; fetch?: number } } = {},
+): EventStore & { notifier: AppendNotifier } {
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
   /** All streams of a batch in one transaction: one lock, one head lookup, one insert. */
@@ -216,6 +220,8 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
     return rows[0]?.p == null ? -1n : BigInt(rows[0].p);
   }
 
+  const tail = createLiveTail(readAll, headPosition, options.liveTail);
+
   function subscribeToAll(
     handler: (event: RecordedEvent) => Promise<void> | void,
     options: SubscribeOptions = {},
@@ -227,12 +233,13 @@ export function createPostgresEventStore(pool: pg.Pool): EventStore & { notifier
       while (!stopped) {
         try {
           const waiter = notifier.nextWake();
-          const batch = await readAll({ after, maxCount: 1000, ...(options.filter ? { filter: options.filter } : {}) });
+          const { events: batch, scannedTo } = await tail.read(after, 1000, options.filter);
           for (const event of batch) {
             if (stopped) return;
             await handler(event);
             after = event.position;
           }
+          if (!stopped && scannedTo > after) after = scannedTo;
           if (batch.length < 1000) {
             if (!caughtUp) {
               caughtUp = true;

@@ -64,3 +64,40 @@ describe('postgres event log: the sequence-gap problem', () => {
     expect(all.map((e) => e.position)).toEqual(positions);
   });
 });
+
+describe('postgres event log: live subscriptions share one read of the newest events', () => {
+  it('gives every subscriber exactly its events, in order, also when a slow one falls out of the shared window', async () => {
+    const pool = createPool(await createTestDatabase(), 20);
+    await pool.query(eventLogSchema);
+    // A tiny window forces refills and trimming while subscribers read.
+    const store = createPostgresEventStore(pool, { liveTail: { capacity: 30, fetch: 7 } });
+    opened.push({ pool, store });
+    const seen = { all: [] as RecordedEvent[], typeA: [] as RecordedEvent[], prefixed: [] as RecordedEvent[], slow: [] as RecordedEvent[] };
+    const subs = [
+      store.subscribeToAll((e) => void seen.all.push(e)),
+      store.subscribeToAll((e) => void seen.typeA.push(e), { filter: { eventTypes: ['A'] } }),
+      store.subscribeToAll((e) => void seen.prefixed.push(e), { filter: { streamPrefixes: ['x-'] } }),
+      store.subscribeToAll(async (e) => {
+        seen.slow.push(e);
+        await new Promise((r) => setTimeout(r, 2));
+      }),
+    ];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 40; i++) {
+          await store.appendToStream(`${w % 2 ? 'x' : 'y'}-${w}`, [{ type: i % 3 ? 'A' : 'B', data: { w, i }, metadata: { occurredAt: 'x' } }], { expectedRevision: 'any' });
+        }
+      }),
+    );
+    const all = await store.readAll();
+    expect(all).toHaveLength(320);
+    const deadline = Date.now() + 20_000;
+    while (seen.slow.length < 320 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const s of subs) await s.stop();
+    const ids = (events: RecordedEvent[]) => events.map((e) => e.position);
+    expect(ids(seen.all)).toEqual(ids(all));
+    expect(ids(seen.slow)).toEqual(ids(all));
+    expect(ids(seen.typeA)).toEqual(ids(all.filter((e) => e.type === 'A')));
+    expect(ids(seen.prefixed)).toEqual(ids(all.filter((e) => e.streamName.startsWith('x-'))));
+  });
+});
