@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EventStore } from './eventStore/eventStore.ts';
+import type { AllFilter, EventStore } from './eventStore/eventStore.ts';
 import type { ProjectionRunner } from './processing/projectionRunner.ts';
 
 /** What slices get from the composition root; nothing here knows about a particular feature. */
@@ -37,4 +37,14 @@ export const idSequencesSchema = idSequences
 export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<number> {
   const { rows } = await pool.query<{ id: string }>(`SELECT nextval('public.${sequence}_id_seq') AS id`);
   return Number(rows[0]!.id);
+}
+
+/**
+ * Read-your-writes for queries: waits (bounded) until each named read model has applied the newest
+ * event of the log that `filter` selects, so whatever was appended before the request is visible.
+ */
+export async function awaitNewest(ctx: AppContext, filter: AllFilter, ...projections: string[]): Promise<boolean> {
+  const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter });
+  const applied = await Promise.all(projections.map((name) => ctx.awaitProjection(name, newest?.position)));
+  return applied.every(Boolean);
 }

@@ -88,9 +88,9 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
     const id = eventUuid ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE) : randomUUID();
     if (!warnings.has(id)) warnings.set(id, { projectId, type: w.type, eventUuid, details: w.details, at: now.toISOString() });
   };
-  // Log ids already taken by this request. A uuid sent twice in one request (a client re-queueing an event into a
-  // batch that already holds it) is kept once, as a retry would be: two events with one id in a single append made
-  // the whole request fail with 500, so the client retried it forever and none of its events got in.
+  // A uuid sent twice in one request (a client re-queueing an event into a batch that already holds it) is kept
+  // once, as a retry would be. The log would also keep one, but the first in stream order; this keeps the first
+  // the client sent, and skips enriching the repeat.
   const taken = new Set<string>();
   let accepted = 0;
   for (const item of batch.items) {

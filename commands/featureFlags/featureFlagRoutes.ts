@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AppContext, nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
-import type { EventMetadata } from '../../src/core/event.ts';
+import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
 import { getFeatureFlag, isFlagKeyTaken } from '../../queries/featureFlags/featureFlagQueries.ts';
 import { FlagView } from '../../queries/featureFlags/flagView.ts';
@@ -13,6 +13,7 @@ import { featureFlagDecider } from './featureFlagDecider.ts';
 import { normalizeFlagFilters } from './flagFilters.ts';
 import { withFlagKeyLock } from './flagKeyLock.ts';
 import { loadFlagEditor } from './loadFlagEditor.ts';
+import type { FlagEditor } from './canEditFlag.ts';
 
 const writable = {
   name: z.string().optional(),
@@ -35,14 +36,6 @@ const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number
 
 const caller = (request: FastifyRequest) => ({ user: request.principal!.user, project: request.project! });
 
-const metadata = (ctx: AppContext, request: FastifyRequest): EventMetadata => ({
-  projectId: request.project!.id,
-  userId: request.principal!.user.id,
-  apiKeyId: request.principal!.keyId,
-  correlationId: request.id,
-  occurredAt: ctx.now().toISOString(),
-});
-
 const pickFields = (body: z.infer<typeof PatchFlagBody>): Partial<FlagFields> =>
   Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at'));
 
@@ -50,10 +43,11 @@ const pickFields = (body: z.infer<typeof PatchFlagBody>): Partial<FlagFields> =>
 export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const prefix = '/api/projects/:project_id/feature_flags';
-  const respond = async (request: FastifyRequest, flagId: number, position: bigint | undefined) => {
+  /** The flag as the read model shows it once it has applied `position`; `editor` when already loaded. */
+  const respond = async (request: FastifyRequest, flagId: number, position: bigint | undefined, known?: FlagEditor) => {
     const { user, project } = caller(request);
     await ctx.awaitProjection('feature_flags', position);
-    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
+    const editor = known ?? (await loadFlagEditor(ctx.pool, user.id, project.level));
     const view = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
     if (!view) throw notFoundError();
     return view;
@@ -90,7 +84,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
         createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
         createdByUserId: user.id,
         keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key),
-      }, metadata(ctx, request));
+      }, requestMetadata(ctx, request));
       await ctx.awaitProjection('feature_flags', handled.position);
       return handled;
     });
@@ -115,14 +109,14 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
         changes,
         editor,
         keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key, flagId),
-      }, metadata(ctx, request));
+      }, requestMetadata(ctx, request));
       await ctx.awaitProjection('feature_flags', handled.position);
       return handled;
     };
     // A rename or a restore claims a key: it runs under that key's lock, like a create.
     const claimsKey = request.body.key !== undefined || request.body.deleted === false;
     const result = claimsKey ? await withFlagKeyLock(ctx.pool, project.id, key, patch) : await patch();
-    return respond(request, flagId, result.position);
+    return respond(request, flagId, result.position, editor);
   });
 
   // Hard deletes are refused: the only way to remove a flag is PATCH {deleted: true}.
@@ -154,7 +148,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       roleExists: await roleExists(ctx.pool, roleId),
       editor,
       at: ctx.now().toISOString(),
-    }, metadata(ctx, request));
+    }, requestMetadata(ctx, request));
     await ctx.awaitProjection('feature_flags', result.position);
     const view = await getRoleAccess(ctx.pool, project.id, flagId, roleAccessId, editor);
     if (!view) throw notFoundError();
@@ -176,7 +170,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       projectId: project.id,
       roleAccessId: request.params.id,
       editor,
-    }, metadata(ctx, request));
+    }, requestMetadata(ctx, request));
     await ctx.awaitProjection('feature_flags', result.position);
     return reply.status(204).send(null);
   });

@@ -1,15 +1,17 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/appContext.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
-import type { EventMetadata } from '../../src/core/event.ts';
+import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { type PersonCommand, personDecider } from './personDecider.ts';
 import { personStream } from './personEvents.ts';
 import { eventDeletionsProjection } from './eventDeletionQueue.ts';
-import { factsOf, personRefOf, PersonView, readPerson, viewOf } from './personReader.ts';
+import { getPerson, personRefOrThrow } from '../../queries/persons/personQueries.ts';
+import { PersonView, toPersonView } from '../../queries/persons/personView.ts';
+import { factsOf } from './personReader.ts';
 
 const PersonParams = z.object({ project_id: z.string(), id: z.string().describe('the person\'s integer id or its uuid') });
 const Format = z.enum(['json', 'csv']).optional();
@@ -30,14 +32,6 @@ function booleanParam(raw: string | undefined, name: string): boolean {
   throw validationError('invalid_input', 'Must be a valid boolean.', name);
 }
 
-const metadata = (ctx: AppContext, request: FastifyRequest): EventMetadata => ({
-  projectId: request.project!.id,
-  userId: request.principal!.user.id,
-  apiKeyId: request.principal!.keyId,
-  correlationId: request.id,
-  occurredAt: ctx.now().toISOString(),
-});
-
 type CommandBody =
   | { type: 'UpdatePersonProperties'; set: Record<string, unknown> }
   | { type: 'DeletePersonProperty'; key: string }
@@ -55,20 +49,17 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
   const prefix = '/api/projects/:project_id/persons/:id';
   const write = { scope: 'person:write' };
 
-  const catchUp = async () => {
-    const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: personsProjection.filter });
-    await ctx.awaitProjection(personsProjection.name, newest?.position);
-  };
+  const catchUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection.name);
 
   /** Runs the command; returns the person's integer id. */
   async function execute(request: FastifyRequest, body: CommandBody): Promise<number> {
     const projectId = request.project!.id;
-    const ref = personRefOf((request.params as z.infer<typeof PersonParams>).id);
+    const ref = personRefOrThrow((request.params as z.infer<typeof PersonParams>).id);
     await catchUp();
-    const person = await readPerson(ctx.pool, projectId, ref);
+    const person = await getPerson(ctx.pool, projectId, ref);
     if (!person) throw notFoundError();
     const command = { ...body, projectId, person: factsOf(person), at: ctx.now().toISOString() } as PersonCommand;
-    const result = await handleCommand(ctx.store, personStream(projectId, person.uuid), personDecider, command, metadata(ctx, request));
+    const result = await handleCommand(ctx.store, personStream(projectId, person.uuid), personDecider, command, requestMetadata(ctx, request));
     // Each read model waits for the last new event it folds (it never reaches one it does not).
     const mine = result.position === undefined ? [] : result.history.filter((e) => e.position <= result.position!);
     const appended = mine.slice(mine.length - result.newEvents.length);
@@ -79,9 +70,9 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
   }
 
   const answer = async (projectId: number, personId: number) => {
-    const person = await readPerson(ctx.pool, projectId, { kind: 'id', id: personId });
+    const person = await getPerson(ctx.pool, projectId, { kind: 'id', id: personId });
     if (!person) throw notFoundError();
-    return viewOf(person);
+    return toPersonView(person);
   };
 
   const schema = (body: z.ZodType | undefined, querystring: z.ZodType = z.object({ format: Format })) => ({

@@ -1,11 +1,7 @@
-import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
 import type { EventCaptured, EventCapturedData } from '../../commands/capture/eventCaptured.ts';
-
-/** PostHog derives a distinct id's person UUID like this, so ids agree with PostHog's exports. */
-export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
-export const personUuidFor = (projectId: number, distinctId: string) => uuidv5(`${projectId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+import { personUuidFor } from '../persons/personsFold.ts';
 
 const groupColumn = (properties: Record<string, unknown>, index: number) => {
   const key = properties[`$group_${index}`];

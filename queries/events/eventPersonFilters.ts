@@ -19,13 +19,13 @@
  *   (see `PERSON_PROPERTIES_WHERE`); anywhere else the HogQL compiler answers 400.
  */
 import type pg from 'pg';
-import { compilePersonFilters, FilterError as PersonFilterError, PgParams } from '../persons/personFilters.ts';
+import { compilePersonFilters, PgParams } from '../persons/personFilters.ts';
+import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../shared/propertyFilterTree.ts';
 import { checkRegexes } from '../persons/personQueries.ts';
 import type { Expr } from './hogqlParser.ts';
 import { parseExpr } from './hogqlParser.ts';
 import { about, checkItems, type WhereItem } from './hogqlQuery.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
-import { FilterError } from './propertyFilters.ts';
 
 /** `has(ids, distinct_id)`, or `not(has(ids, distinct_id))` when `negated`. */
 export type PersonIdSet = Readonly<{ ids: readonly string[]; negated: boolean }>;
@@ -41,10 +41,6 @@ type PersonCondition = Readonly<{
 
 /** Largest set of distinct ids one condition may send to ClickHouse. */
 export const MAX_PERSON_FILTER_IDS = 100_000;
-const MAX_DEPTH = 10;
-const MAX_FILTERS = 100;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isGroup = (n: Record<string, unknown>) => (n.type === 'AND' || n.type === 'OR') && 'values' in n && Array.isArray(n.values);
 
 // ---------------------------------------------------------------------------------------------
@@ -237,7 +233,7 @@ async function resolve(pool: pg.Pool, projectId: number, now: Date, c: PersonCon
     onEmpty = compilePersonFilters(c.filters, empty, now, `'{}'::jsonb`);
     if (compiled) await checkRegexes(pool, compiled.regexes);
   } catch (error) {
-    if (error instanceof PersonFilterError) fail(c, error.message);
+    if (error instanceof FilterError) fail(c, error.message);
     throw error;
   }
   if (!compiled || !onEmpty) return { ids: [], negated: true }; // restricts nothing

@@ -8,7 +8,8 @@ import type { PersonIdSet } from './eventPersonFilters.ts';
 import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem, type WhereItem } from './hogqlQuery.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
 import { compilePropertyFilters } from './propertyFilters.ts';
-import { dateTimeParamSql, escapeLike, Params, propertySql } from './sqlParams.ts';
+import { dateTimeParamSql, Params, propertySql } from './sqlParams.ts';
+import { escapeLike } from '../shared/propertyFilterTree.ts';
 import { EVENT_COLUMNS_SQL, type EventRow, type EventView, selectValue, toEventView } from './eventView.ts';
 
 export type ListInput = Readonly<{

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/appContext.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { ApiError, errorResponses, validationError } from '../../src/http/apiError.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { isUuid, offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
@@ -24,14 +24,8 @@ export type AwaitEvents = () => Promise<boolean>;
  */
 export const awaitCapturedEvents =
   (ctx: AppContext): AwaitEvents =>
-  async () => {
-    const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured'] } });
-    const [events, persons] = await Promise.all([
-      ctx.awaitProjection('clickhouse:events', newest?.position),
-      ctx.awaitProjection('persons', newest?.position),
-    ]);
-    return events && persons;
-  };
+  () =>
+    awaitNewest(ctx, { eventTypes: ['EventCaptured'] }, 'clickhouse:events', 'persons');
 
 export const MAX_LIMIT = 1000;
 const StringOrList = z.union([z.string(), z.array(z.string())]);

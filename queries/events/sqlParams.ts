@@ -55,5 +55,3 @@ export function propertySql(keys: readonly string[], params: Params): string {
 /** A date-time value given as text, parsed by ClickHouse (microseconds and offsets kept). */
 export const dateTimeParamSql = (text: string, params: Params) => `parseDateTime64BestEffort(${params.string(text)}, 6, 'UTC')`;
 
-/** `%`, `_` and `\` taken literally in a LIKE pattern. */
-export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
+import { activityPage } from '../shared/activityPage.ts';
 import {
   type FeatureFlagEvent,
   type FeatureFlagState,
@@ -88,42 +90,22 @@ export function activityOf(events: readonly RecordedEvent<FeatureFlagEvent>[]): 
   return entries;
 }
 
-async function withUsers(pool: pg.Pool, entries: RawEntry[]): Promise<ActivityEntry[]> {
-  const ids = [...new Set(entries.map((e) => e.userId).filter((id): id is number => id !== undefined))];
-  const { rows } = await pool.query<{ id: number; first_name: string; last_name: string; email: string }>(
-    'SELECT id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
-    [ids],
-  );
-  const users = new Map(rows.map((u) => [u.id, u]));
-  return entries.map(({ userId, position: _p, ...e }) => ({ ...e, user: (userId !== undefined && users.get(userId)) || null }));
-}
-
-const newestFirst = (a: RawEntry[]) => [...a].sort((x, y) => (x.position < y.position ? 1 : -1));
-
 /** Activity of one flag, newest first; undefined when the flag is not in this project. */
 export async function flagActivity(store: EventStore, pool: pg.Pool, projectId: number, flagId: number, page: { limit: number; offset: number }) {
   const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
   const created = events[0];
   if (!created || created.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId) return undefined;
-  const all = newestFirst(activityOf(events));
-  return { count: all.length, results: await withUsers(pool, all.slice(page.offset, page.offset + page.limit)) };
+  return activityPage(pool, activityOf(events), page);
 }
 
 /** Activity of every flag of a project, newest first, read from the flag streams in log order. */
 export async function allFlagsActivity(store: EventStore, pool: pg.Pool, projectId: number, page: { limit: number; offset: number }) {
   const byStream = new Map<string, RecordedEvent<FeatureFlagEvent>[]>();
-  let after: bigint | 'start' = 'start';
-  for (;;) {
-    const batch = await store.readAll({ after, maxCount: 1000, filter: { streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`], eventTypes: featureFlagEventTypes } });
-    for (const e of batch) {
-      if (e.metadata.projectId !== projectId) continue;
-      const list = byStream.get(e.streamName) ?? [];
-      list.push(e as RecordedEvent<FeatureFlagEvent>);
-      byStream.set(e.streamName, list);
-    }
-    if (batch.length < 1000) break;
-    after = batch[batch.length - 1]!.position;
+  for await (const e of readAllEvents(store, { streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`], eventTypes: featureFlagEventTypes })) {
+    if (e.metadata.projectId !== projectId) continue;
+    const list = byStream.get(e.streamName) ?? [];
+    list.push(e as RecordedEvent<FeatureFlagEvent>);
+    byStream.set(e.streamName, list);
   }
-  const all = newestFirst([...byStream.values()].flatMap(activityOf));
-  return { count: all.length, results: await withUsers(pool, all.slice(page.offset, page.offset + page.limit)) };
+  return activityPage(pool, [...byStream.values()].flatMap(activityOf), page);
 }

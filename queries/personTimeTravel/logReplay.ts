@@ -1,13 +1,12 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
 import { type PersonEvent, personEventTypes } from '../../commands/persons/personEvents.ts';
 import type { WorkingSet } from '../../projections/persons/personsFold.ts';
 
 /** Exactly the events the persons projection folds (its `filter`), so a replay reproduces it. */
 export const PERSON_LOG_TYPES: readonly string[] = ['EventCaptured', ...personEventTypes];
-
-const PAGE = 1000;
 
 /**
  * Every person-relevant event of the log, all projects, in log order, up to the head as it was
@@ -16,18 +15,13 @@ const PAGE = 1000;
  */
 export async function replayLog(store: EventStore, visit: (event: RecordedEvent) => void): Promise<number> {
   const head = await store.headPosition();
-  let after: bigint | 'start' = 'start';
   let count = 0;
-  for (;;) {
-    const page = await store.readAll({ after, maxCount: PAGE, filter: { eventTypes: PERSON_LOG_TYPES } });
-    for (const event of page) {
-      if (event.position > head) return count;
-      visit(event);
-      count++;
-    }
-    if (page.length < PAGE) return count;
-    after = page[page.length - 1]!.position;
+  for await (const event of readAllEvents(store, { eventTypes: PERSON_LOG_TYPES })) {
+    if (event.position > head) break;
+    visit(event);
+    count++;
   }
+  return count;
 }
 
 /**

@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
+import { activityPage } from '../shared/activityPage.ts';
 import { PERSON_CATEGORY, type PersonEvent, personEventTypes } from '../../commands/persons/personEvents.ts';
 
 export const PersonActivityChange = z.object({
@@ -62,16 +64,6 @@ export function personActivityOf(event: RecordedEvent<PersonEvent>): RawEntry {
   }
 }
 
-async function withUsers(pool: pg.Pool, entries: RawEntry[]): Promise<PersonActivityEntry[]> {
-  const ids = [...new Set(entries.map((e) => e.userId).filter((id): id is number => id !== undefined))];
-  const { rows } = await pool.query<{ id: number; first_name: string; last_name: string; email: string }>(
-    'SELECT id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
-    [ids],
-  );
-  const users = new Map(rows.map((u) => [u.id, u]));
-  return entries.map(({ userId, position: _p, ...e }) => ({ ...e, user: (userId !== undefined && users.get(userId)) || null }));
-}
-
 /** Which person's entries: by integer id (events record it), or by uuid for events without one. */
 export type PersonSelector = { personId?: number; personUuid?: string };
 
@@ -90,16 +82,10 @@ export async function personActivity(
   only?: PersonSelector,
 ): Promise<{ count: number; results: PersonActivityEntry[] }> {
   const entries: RawEntry[] = [];
-  let after: bigint | 'start' = 'start';
-  for (;;) {
-    const batch = await store.readAll({ after, maxCount: 1000, filter: { streamPrefixes: [`${PERSON_CATEGORY}-`], eventTypes: personEventTypes } });
-    for (const e of batch as RecordedEvent<PersonEvent>[]) {
-      if (e.data.projectId !== projectId || (only && !matches(only, e.data))) continue;
-      entries.push(personActivityOf(e));
-    }
-    if (batch.length < 1000) break;
-    after = batch[batch.length - 1]!.position;
+  for await (const e of readAllEvents(store, { streamPrefixes: [`${PERSON_CATEGORY}-`], eventTypes: personEventTypes })) {
+    const event = e as RecordedEvent<PersonEvent>;
+    if (event.data.projectId !== projectId || (only && !matches(only, event.data))) continue;
+    entries.push(personActivityOf(event));
   }
-  entries.sort((x, y) => (x.position < y.position ? 1 : -1));
-  return { count: entries.length, results: await withUsers(pool, entries.slice(page.offset, page.offset + page.limit)) };
+  return activityPage(pool, entries, page);
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
-import { personRefOf, readPerson } from '../../commands/persons/personReader.ts';
+import { getPerson, personRefOrThrow } from './personQueries.ts';
 import { PersonActivityEntry, personActivity, type PersonSelector } from './personActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -30,8 +30,8 @@ export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => asy
     schema: { tags: ['persons'], params: ProjectParams.extend({ id: z.string() }), querystring: ActivityQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
     const projectId = request.project!.id;
-    const ref = personRefOf(request.params.id);
-    const person = await readPerson(ctx.pool, projectId, ref);
+    const ref = personRefOrThrow(request.params.id);
+    const person = await getPerson(ctx.pool, projectId, ref);
     // A deleted person is gone from the read model; its activity stays in the log.
     const only: PersonSelector = person
       ? { personId: person.id, personUuid: person.uuid }

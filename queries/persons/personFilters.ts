@@ -19,13 +19,11 @@
  * text is built only from our own fragments.
  */
 import { parseDateParam } from '../events/eventCursor.ts';
+import {
+  type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, operatorOf, requireValue,
+} from '../shared/propertyFilterTree.ts';
 
-export class FilterError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FilterError';
-  }
-}
+export { FilterError, escapeLike } from '../shared/propertyFilterTree.ts';
 
 /** Positional bind parameters for one statement. */
 export class PgParams {
@@ -35,15 +33,6 @@ export class PgParams {
     return `$${this.values.length}::${cast}`;
   }
 }
-
-export const OPERATORS = [
-  'exact', 'is_not', 'is_set', 'is_not_set', 'icontains', 'not_icontains', 'regex', 'not_regex',
-  'gt', 'gte', 'lt', 'lte', 'is_date_before', 'is_date_after', 'is_date_exact',
-] as const;
-type Operator = (typeof OPERATORS)[number];
-
-const MAX_DEPTH = 10;
-const MAX_FILTERS = 100;
 
 const NUMBER = String.raw`^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$`;
 const DATE = String.raw`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?)?$`;
@@ -55,19 +44,6 @@ const numberSql = (t: string) => `(CASE WHEN ${t} ~ '${NUMBER}' THEN (${t})::num
 const dateSql = (t: string) =>
   `(CASE WHEN ${t} ~ '${WITH_OFFSET}' AND pg_input_is_valid(${t}, 'timestamptz') THEN (${t})::timestamptz
          WHEN ${t} ~ '${DATE}' AND pg_input_is_valid(${t}, 'timestamp') THEN (${t})::timestamp AT TIME ZONE 'UTC' END)`;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A scalar filter value as the text properties are compared with. */
-function text(value: unknown, where: string): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  throw new FilterError(`${where}: value must be a string, number or boolean`);
-}
-
-/** `%`, `_` and `\` taken literally in a LIKE pattern (backslash is Postgres' default escape). */
-export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** parseDateParam's text (offset optional, UTC when absent) → an ISO instant. */
 function dateValue(value: unknown, now: Date): string | null {
@@ -82,97 +58,54 @@ function dateValue(value: unknown, now: Date): string | null {
 
 export type CompiledFilters = { sql: string; regexes: string[] };
 
-class FilterCompiler {
-  private count = 0;
-  readonly regexes: string[] = [];
-  constructor(
-    private readonly params: PgParams,
-    private readonly now: Date,
-    private readonly column: string,
-  ) {}
+function personFilter(f: Record<string, unknown>, path: string, column: string, p: PgParams, now: Date, regexes: string[]): string | null {
+  if (f.type !== undefined && f.type !== null && f.type !== 'person') return null;
+  const operator = operatorOf(f, path);
+  return operatorSql(operator, `(${column} ->> ${p.add(f.key, 'text')})`, f.value, `${path}.value`, p, now, regexes);
+}
 
-  node(node: unknown, depth: number, path: string): string | null {
-    if (depth > MAX_DEPTH) throw new FilterError(`properties: groups nested deeper than ${MAX_DEPTH}`);
-    if (Array.isArray(node)) return this.group('AND', node, depth, path);
-    if (!isRecord(node)) throw new FilterError(`${path}: expected a filter object or a group`);
-    if ((node.type === 'AND' || node.type === 'OR') && 'values' in node) {
-      if (!Array.isArray(node.values)) throw new FilterError(`${path}.values: expected a list`);
-      return this.group(node.type, node.values, depth, `${path}.values`);
+function operatorSql(operator: Operator, prop: string, value: unknown, where: string, p: PgParams, now: Date, regexes: string[]): string {
+  if (operator !== 'is_set' && operator !== 'is_not_set') requireValue(value, where, operator);
+  switch (operator) {
+    case 'is_set':
+      return `${prop} IS NOT NULL`;
+    case 'is_not_set':
+      return `${prop} IS NULL`;
+    case 'exact':
+    case 'is_not': {
+      const values = (Array.isArray(value) ? value : [value]).map((v) => filterText(v, where));
+      if (values.length === 0) throw new FilterError(`${where}: an empty list matches nothing`);
+      const list = p.add(values, 'text[]');
+      return operator === 'exact' ? `COALESCE(${prop} = ANY(${list}), false)` : `COALESCE(${prop} <> ALL(${list}), true)`;
     }
-    return this.filter(node, path);
-  }
-
-  /** null: nothing in the group restricts persons (an empty group, or only non-person filters). */
-  private group(op: 'AND' | 'OR', items: unknown[], depth: number, path: string): string | null {
-    const parts = items.map((item, i) => this.node(item, depth + 1, `${path}[${i}]`)).filter((p): p is string => p !== null);
-    if (parts.length === 0) return null;
-    return parts.length === 1 ? parts[0]! : `(${parts.join(op === 'AND' ? ' AND ' : ' OR ')})`;
-  }
-
-  private filter(f: Record<string, unknown>, path: string): string | null {
-    if (++this.count > MAX_FILTERS) throw new FilterError(`properties: more than ${MAX_FILTERS} filters`);
-    if (typeof f.key !== 'string' || f.key === '') throw new FilterError(`${path}.key: a non-empty string is required`);
-    if (f.type !== undefined && f.type !== null && f.type !== 'person') return null;
-    const operator = (f.operator ?? 'exact') as Operator;
-    if (!OPERATORS.includes(operator)) {
-      throw new FilterError(`${path}.operator: ${JSON.stringify(f.operator)} is not supported; supported operators: ${OPERATORS.join(', ')}`);
+    case 'icontains':
+    case 'not_icontains': {
+      const pattern = p.add(`%${escapeLike(filterText(value, where))}%`, 'text');
+      return operator === 'icontains' ? `COALESCE(${prop} ILIKE ${pattern}, false)` : `COALESCE(${prop} NOT ILIKE ${pattern}, true)`;
     }
-    return this.operator(operator, `(${this.column} ->> ${this.params.add(f.key, 'text')})`, f.value, path);
-  }
-
-  private operator(operator: Operator, prop: string, value: unknown, path: string): string {
-    const p = this.params;
-    const where = `${path}.value`;
-    const required = () => {
-      if (value === undefined || value === null) throw new FilterError(`${where}: a value is required for ${operator}`);
-    };
-    switch (operator) {
-      case 'is_set':
-        return `${prop} IS NOT NULL`;
-      case 'is_not_set':
-        return `${prop} IS NULL`;
-      case 'exact':
-      case 'is_not': {
-        required();
-        const values = (Array.isArray(value) ? value : [value]).map((v) => text(v, where));
-        if (values.length === 0) throw new FilterError(`${where}: an empty list matches nothing`);
-        const list = p.add(values, 'text[]');
-        return operator === 'exact' ? `COALESCE(${prop} = ANY(${list}), false)` : `COALESCE(${prop} <> ALL(${list}), true)`;
-      }
-      case 'icontains':
-      case 'not_icontains': {
-        required();
-        const pattern = p.add(`%${escapeLike(text(value, where))}%`, 'text');
-        return operator === 'icontains' ? `COALESCE(${prop} ILIKE ${pattern}, false)` : `COALESCE(${prop} NOT ILIKE ${pattern}, true)`;
-      }
-      case 'regex':
-      case 'not_regex': {
-        required();
-        const pattern = text(value, where);
-        this.regexes.push(pattern);
-        const param = p.add(pattern, 'text');
-        return operator === 'regex' ? `COALESCE(${prop} ~ ${param}, false)` : `COALESCE(${prop} !~ ${param}, true)`;
-      }
-      case 'gt':
-      case 'gte':
-      case 'lt':
-      case 'lte': {
-        required();
-        const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-        if (!Number.isFinite(n)) throw new FilterError(`${where}: ${operator} needs a number`);
-        const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator];
-        return `COALESCE(${numberSql(prop)} ${op} ${p.add(String(n), 'numeric')}, false)`;
-      }
-      case 'is_date_before':
-      case 'is_date_after':
-      case 'is_date_exact': {
-        required();
-        const date = dateValue(value, this.now);
-        if (!date) throw new FilterError(`${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`);
-        const right = p.add(date, 'timestamptz');
-        if (operator === 'is_date_exact') return `COALESCE(date_trunc('second', ${dateSql(prop)}) = date_trunc('second', ${right}), false)`;
-        return `COALESCE(${dateSql(prop)} ${operator === 'is_date_before' ? '<' : '>'} ${right}, false)`;
-      }
+    case 'regex':
+    case 'not_regex': {
+      const pattern = filterText(value, where);
+      regexes.push(pattern);
+      const param = p.add(pattern, 'text');
+      return operator === 'regex' ? `COALESCE(${prop} ~ ${param}, false)` : `COALESCE(${prop} !~ ${param}, true)`;
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const n = filterNumber(value, where, operator);
+      const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator];
+      return `COALESCE(${numberSql(prop)} ${op} ${p.add(String(n), 'numeric')}, false)`;
+    }
+    case 'is_date_before':
+    case 'is_date_after':
+    case 'is_date_exact': {
+      const date = dateValue(value, now);
+      if (!date) throw new FilterError(`${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`);
+      const right = p.add(date, 'timestamptz');
+      if (operator === 'is_date_exact') return `COALESCE(date_trunc('second', ${dateSql(prop)}) = date_trunc('second', ${right}), false)`;
+      return `COALESCE(${dateSql(prop)} ${operator === 'is_date_before' ? '<' : '>'} ${right}, false)`;
     }
   }
 }
@@ -183,7 +116,11 @@ class FilterCompiler {
  */
 export function compilePersonFilters(input: unknown, params: PgParams, now: Date, column = 'p.properties'): CompiledFilters | null {
   if (input === null || input === undefined) return null;
-  const compiler = new FilterCompiler(params, now, column);
-  const sql = compiler.node(input, 0, 'properties');
-  return sql === null ? null : { sql, regexes: compiler.regexes };
+  const regexes: string[] = [];
+  const sql = compileFilterTree(input, {
+    leaf: (f, path) => personFilter(f, path, column, params, now, regexes),
+    // null: nothing in the group restricts persons (an empty group, or only non-person filters)
+    combine: (op, parts) => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : `(${parts.join(op === 'AND' ? ' AND ' : ' OR ')})`),
+  });
+  return sql === null ? null : { sql, regexes };
 }

@@ -1,3 +1,4 @@
+import { ApiError } from '../../src/http/apiError.ts';
 import type pg from 'pg';
 import { isUuid } from '../events/eventCursor.ts';
 import { compilePersonFilters, escapeLike, FilterError, PgParams } from './personFilters.ts';
@@ -105,6 +106,18 @@ export function parsePersonRef(raw: string): PersonRef | null {
   if (/^\d+$/.test(raw)) return { kind: 'id', id: Number(raw) };
   if (isUuid(raw)) return { kind: 'uuid', uuid: raw.toLowerCase() };
   return null;
+}
+
+/** `:id` of a persons route: an integer id or a uuid, else 400 with PostHog's words. */
+export function personRefOrThrow(raw: string): PersonRef {
+  const ref = parsePersonRef(raw);
+  if (ref) return ref;
+  throw new ApiError(400, {
+    type: 'validation_error',
+    code: 'invalid',
+    detail: `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${raw} instead.`,
+    attr: null,
+  });
 }
 
 export async function getPerson(db: Queryable, projectId: number, ref: PersonRef): Promise<PersonRecord | null> {

@@ -2,12 +2,12 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
-import type { AppContext } from '../../src/appContext.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { ApiError, errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
-import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { FilterError } from './personFilters.ts';
-import { getPerson, groupTypes, listPersons, parsePersonRef, personPropertyValues, personWhere } from './personQueries.ts';
+import { getPerson, groupTypes, listPersons, personPropertyValues, personRefOrThrow, personWhere } from './personQueries.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
 import { PersonView, toPersonView } from './personView.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
@@ -65,10 +65,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   const app = base.withTypeProvider<ZodTypeProvider>();
   const prefix = '/api/projects/:project_id/persons';
   const read = { scope: 'person:read' };
-  const caughtUp = async () => {
-    const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured', ...personEventTypes] } });
-    return ctx.awaitProjection('persons', newest?.position);
-  };
+  const caughtUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection.name);
 
   app.get(`${prefix}/`, {
     config: read,
@@ -131,15 +128,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     },
   }, async (request, reply) => {
     const { id } = request.params;
-    const ref = parsePersonRef(id);
-    if (!ref) {
-      throw new ApiError(400, {
-        type: 'validation_error',
-        code: 'invalid',
-        detail: `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${id} instead.`,
-        attr: null,
-      });
-    }
+    const ref = personRefOrThrow(id);
     if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, request.project!.id, id, request.query.as_of); // time travel, from the log
     await caughtUp();
     const person = await getPerson(ctx.pool, request.project!.id, ref);

@@ -25,43 +25,31 @@ export async function rebuildProjection(
     await client.query(`SET search_path TO ${shadow}, public`);
     await client.query(projection.schema);
 
-    const replay = async (after: bigint, tx: pg.PoolClient): Promise<bigint> => {
-      let position = after;
-      for (;;) {
-        const batch = await store.readAll({ after: position < 0n ? 'start' : position, maxCount: batchSize, filter: projection.filter });
-        if (batch.length > 0) {
-          await projection.handle(batch, tx);
-          count += batch.length;
-          position = batch[batch.length - 1]!.position;
-        }
-        if (batch.length < batchSize) return position;
-      }
-    };
-
-    // Bulk of the replay in batches of short transactions, without blocking the live projector.
-    const head = await store.headPosition();
     let position = -1n;
-    for (;;) {
-      await client.query('BEGIN');
-      const before = position;
-      position = await replayOneBatch();
-      await client.query('COMMIT');
-      if (position === before || position >= head) break;
-    }
-    async function replayOneBatch(): Promise<bigint> {
+    /** Applies the next batch after `position` (none past `upTo`); returns how many events it applied. */
+    const applyNext = async (upTo?: bigint): Promise<number> => {
       const batch = await store.readAll({ after: position < 0n ? 'start' : position, maxCount: batchSize, filter: projection.filter });
-      const wanted = batch.filter((e) => e.position <= head);
-      if (wanted.length === 0) return position;
+      const wanted = upTo === undefined ? batch : batch.filter((e) => e.position <= upTo);
+      if (wanted.length === 0) return 0;
       await projection.handle(wanted, client);
       count += wanted.length;
-      return wanted[wanted.length - 1]!.position;
+      position = wanted[wanted.length - 1]!.position;
+      return wanted.length;
+    };
+
+    // Bulk of the replay, up to the head seen now, in short transactions that never block the live projector.
+    const head = await store.headPosition();
+    for (let applied = batchSize; applied === batchSize; ) {
+      await client.query('BEGIN');
+      applied = await applyNext(head);
+      await client.query('COMMIT');
     }
 
     // Swap: the live projector waits on the checkpoint lock while we catch up and move tables.
     await client.query('BEGIN');
     const id = checkpointId(projection);
     await lockCheckpoint(client, id);
-    position = await replay(position, client);
+    while ((await applyNext()) === batchSize);
     for (const table of projection.tables) {
       await client.query(`DROP TABLE IF EXISTS public.${table} CASCADE`);
       await client.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA public`);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { compilePropertyFilters, FilterError } from '../../queries/events/propertyFilters.ts';
 import { formatTimestamp, isUuid, offsetUrl, parseDateParam, stringList, timestampCursorUrl } from '../../queries/events/eventCursor.ts';
 import { eventsCsv, selectCsv, toEventView } from '../../queries/events/eventView.ts';
-import { escapeLike, Params } from '../../queries/events/sqlParams.ts';
+import { Params } from '../../queries/events/sqlParams.ts';
+import { escapeLike } from '../../queries/shared/propertyFilterTree.ts';
 
 const NOW = new Date('2024-03-31T12:00:00.000Z');
 const compile = (input: unknown) => {

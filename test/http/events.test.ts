@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { personUuidFor } from '../../projections/events/eventsProjection.ts';
+import { personUuidFor } from '../../projections/persons/personsFold.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectError, expectValidation, linkPath, newProject, newUser } from './helpers.ts';
 

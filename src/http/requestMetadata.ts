@@ -1,0 +1,12 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../appContext.ts';
+import type { EventMetadata } from '../core/event.ts';
+
+/** Who did it and when, for the events a REST write appends (the route has been authenticated). */
+export const requestMetadata = (ctx: AppContext, request: FastifyRequest): EventMetadata => ({
+  projectId: request.project!.id,
+  userId: request.principal!.user.id,
+  apiKeyId: request.principal!.keyId,
+  correlationId: request.id,
+  occurredAt: ctx.now().toISOString(),
+});
