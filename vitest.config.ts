@@ -1,13 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects: `unit` needs no database and runs in seconds (`npm run test:unit`); `integration`
+// talks to one embedded Postgres for the run (every test file gets databases of its own) and chDB.
+// A test file that opens a database, a service or a process is named `*.integration.test.ts`.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One embedded Postgres for the run; every test file gets databases of its own on it.
-    globalSetup: ['test/support/globalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: more workers only make the embedded servers fight for them.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.integration.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.integration.test.ts'],
+          globalSetup: ['test/support/globalSetup.ts'],
+        },
+      },
+    ],
   },
 });

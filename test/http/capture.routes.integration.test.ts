@@ -20,7 +20,7 @@ import { startTestService, type TestService } from '../support/testService.ts';
 /**
  * The capture endpoints over real HTTP (issue #3): every route and encoding the real clients use, the exact answers,
  * CORS, body limits, errors, and the events read back (timestamps, properties, GeoIP). Body limits are lowered here so
- * that the 413s are cheap; the default limits (2 MiB / 20 MiB) are exercised in capture.cases.test.ts.
+ * that the 413s are cheap; the default limits (2 MiB / 20 MiB) are exercised in capture.cases.integration.test.ts.
  */
 const KEY = 'token123';
 const CAPTURE_LIMIT = 64 * 1024;
