@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { AllFilter, EventStore } from './eventStore/eventStore.ts';
 import type { ProjectionRunner } from './processing/projectionRunner.ts';
+import { type ReadModel, readModelName } from './processing/clickhouseProjection.ts';
 
 /** What slices get from the composition root; nothing here knows about a particular feature. */
 export type AppContext = Readonly<{
@@ -8,18 +9,19 @@ export type AppContext = Readonly<{
   pool: pg.Pool;
   now: () => Date;
   /**
-   * Read-your-writes: waits (bounded) until the named read model has applied `position`.
+   * Read-your-writes: waits (bounded) until the read model has applied `position`.
    * Resolves false on timeout; the caller answers from the decided state anyway.
    */
-  awaitProjection: (name: string, position: bigint | undefined) => Promise<boolean>;
+  awaitProjection: (readModel: ReadModel, position: bigint | undefined) => Promise<boolean>;
 }>;
 
 export function createAwaitProjection(
   runners: ReadonlyMap<string, ProjectionRunner>,
   timeoutMs: number,
 ): AppContext['awaitProjection'] {
-  return async (name, position) => {
+  return async (readModel, position) => {
     if (position === undefined) return true;
+    const name = readModelName(readModel);
     const runner = runners.get(name);
     if (!runner) throw new Error(`no projection named ${name}`);
     return runner.waitFor(position, timeoutMs);
@@ -43,8 +45,8 @@ export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<numbe
  * Read-your-writes for queries: waits (bounded) until each named read model has applied the newest
  * event of the log that `filter` selects, so whatever was appended before the request is visible.
  */
-export async function awaitNewest(ctx: AppContext, filter: AllFilter, ...projections: string[]): Promise<boolean> {
+export async function awaitNewest(ctx: AppContext, filter: AllFilter, ...readModels: ReadModel[]): Promise<boolean> {
   const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter });
-  const applied = await Promise.all(projections.map((name) => ctx.awaitProjection(name, newest?.position)));
+  const applied = await Promise.all(readModels.map((p) => ctx.awaitProjection(p, newest?.position)));
   return applied.every(Boolean);
 }

@@ -14,6 +14,7 @@ import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQu
 import { createProjectResolver } from '../commands/capture/resolveProject.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
+import { accessReader } from '../projections/access/accessReader.ts';
 import { runEventDeletions } from '../commands/persons/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../commands/persons/eventDeletionScheduler.ts';
 
@@ -75,7 +76,14 @@ export async function createService(config: Config, options: { clickhouse?: bool
     },
     { capture: config.captureBodyLimitBytes, batch: config.batchBodyLimitBytes },
   );
-  const app = await buildApp({ pool: stores.pool, routes: [...routes(ctx), capture, ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])], readiness, logLevel: config.logLevel, bodyLimit: config.batchBodyLimitBytes });
+  const app = await buildApp({
+    auth: accessReader(stores.pool),
+    apiRoutes: [...routes(ctx), ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])],
+    publicRoutes: [capture],
+    readiness,
+    logLevel: config.logLevel,
+    bodyLimit: config.batchBodyLimitBytes,
+  });
 
   // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.
   const deletions = clickhouse

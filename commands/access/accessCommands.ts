@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { accessProjection } from '../../projections/access/accessProjection.ts';
 import { type AppContext, nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { generateKey, hashKey, maskKey } from '../../src/core/keys.ts';
@@ -31,7 +32,7 @@ export async function ensureUser(
       createdAt: ctx.now().toISOString(),
     },
   }, meta(ctx));
-  await ctx.awaitProjection('access', result.position);
+  await ctx.awaitProjection(accessProjection, result.position);
   return { userId, created: true };
 }
 
@@ -64,7 +65,7 @@ export async function addProjectMember(
     type: 'AddProjectMember',
     data: input,
   }, meta(ctx, undefined, input.projectId));
-  await ctx.awaitProjection('access', result.position);
+  await ctx.awaitProjection(accessProjection, result.position);
 }
 
 export async function createPersonalApiKey(
@@ -86,7 +87,7 @@ export async function createPersonalApiKey(
       createdAt: ctx.now().toISOString(),
     },
   }, meta(ctx, input.userId));
-  await ctx.awaitProjection('access', result.position);
+  await ctx.awaitProjection(accessProjection, result.position);
   return { keyId, personalApiKey };
 }
 
@@ -112,6 +113,6 @@ export async function createRole(
       data: { roleId, userId, addedAt: ctx.now().toISOString() },
     }, meta(ctx, input.createdByUserId ?? undefined));
   }
-  await ctx.awaitProjection('access', result.position);
+  await ctx.awaitProjection(accessProjection, result.position);
   return { roleId };
 }

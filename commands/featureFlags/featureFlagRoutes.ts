@@ -1,10 +1,13 @@
+import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
+import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AppContext, nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
-import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound } from '../../src/core/errors.ts';
 import { getFeatureFlag, isFlagKeyTaken } from '../../queries/featureFlags/featureFlagQueries.ts';
 import { FlagView } from '../../queries/featureFlags/flagView.ts';
 import { getRoleAccess, RoleAccessView, roleExists } from '../../queries/featureFlags/roleAccessView.ts';
@@ -34,7 +37,7 @@ const ProjectParams = z.object({ project_id: z.string() });
 const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
 const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
 
-const caller = (request: FastifyRequest) => ({ user: request.principal!.user, project: request.project! });
+const caller = (request: FastifyRequest) => ({ user: principalOf(request).user, project: projectOf(request) });
 
 const pickFields = (body: z.infer<typeof PatchFlagBody>): Partial<FlagFields> =>
   Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at'));
@@ -46,10 +49,10 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
   /** The flag as the read model shows it once it has applied `position`; `editor` when already loaded. */
   const respond = async (request: FastifyRequest, flagId: number, position: bigint | undefined, known?: FlagEditor) => {
     const { user, project } = caller(request);
-    await ctx.awaitProjection('feature_flags', position);
+    await ctx.awaitProjection(featureFlagsProjection, position);
     const editor = known ?? (await loadFlagEditor(ctx.pool, user.id, project.level));
     const view = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
-    if (!view) throw notFoundError();
+    if (!view) fail(notFound());
     return view;
   };
 
@@ -85,7 +88,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
         createdByUserId: user.id,
         keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key),
       }, requestMetadata(ctx, request));
-      await ctx.awaitProjection('feature_flags', handled.position);
+      await ctx.awaitProjection(featureFlagsProjection, handled.position);
       return handled;
     });
     return reply.status(201).send(await respond(request, flagId, result.position));
@@ -99,7 +102,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
     const flagId = request.params.id;
     const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
     const current = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
-    if (!current) throw notFoundError();
+    if (!current) fail(notFound());
     const changes = { ...pickFields(request.body), ...(request.body.deleted !== undefined ? { deleted: request.body.deleted } : {}) };
     const key = (request.body.key ?? current.key).trim();
     const patch = async () => {
@@ -110,7 +113,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
         editor,
         keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key, flagId),
       }, requestMetadata(ctx, request));
-      await ctx.awaitProjection('feature_flags', handled.position);
+      await ctx.awaitProjection(featureFlagsProjection, handled.position);
       return handled;
     };
     // A rename or a restore claims a key: it runs under that key's lock, like a create.
@@ -149,9 +152,9 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       editor,
       at: ctx.now().toISOString(),
     }, requestMetadata(ctx, request));
-    await ctx.awaitProjection('feature_flags', result.position);
+    await ctx.awaitProjection(featureFlagsProjection, result.position);
     const view = await getRoleAccess(ctx.pool, project.id, flagId, roleAccessId, editor);
-    if (!view) throw notFoundError();
+    if (!view) fail(notFound());
     return reply.status(201).send(view);
   });
 
@@ -171,7 +174,7 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       roleAccessId: request.params.id,
       editor,
     }, requestMetadata(ctx, request));
-    await ctx.awaitProjection('feature_flags', result.position);
+    await ctx.awaitProjection(featureFlagsProjection, result.position);
     return reply.status(204).send(null);
   });
 };

@@ -75,7 +75,7 @@ async function runLocked(deps: EventDeletionDeps): Promise<EventDeletionRun> {
     if (batch.length === 0) break;
     await deleteFromClickHouse(deps.clickhouse, batch);
     const position = await recordDeleted(deps, batch);
-    await deps.awaitProjection?.(eventDeletionsProjection.name, position);
+    await deps.awaitProjection?.(eventDeletionsProjection, position);
     done.push(...batch.map((b) => b.id));
   }
   return { ran: true, deleted: done.length, waiting: await countWaitingDeletions(deps.pool, reached) };

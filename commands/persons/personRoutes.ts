@@ -1,10 +1,12 @@
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
-import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
+import { handleCommand, lastPositionOf } from '../../src/commandHandling/handleCommand.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
-import { errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { type PersonCommand, personDecider } from './personDecider.ts';
 import { personStream } from './personEvents.ts';
@@ -29,7 +31,7 @@ const FALSE = new Set(['false', '0', 'no', 'off', '']);
 function booleanParam(raw: string | undefined, name: string): boolean {
   if (raw === undefined || FALSE.has(raw.toLowerCase())) return false;
   if (TRUE.has(raw.toLowerCase())) return true;
-  throw validationError('invalid_input', 'Must be a valid boolean.', name);
+  fail(validation('invalid_input', 'Must be a valid boolean.', name));
 }
 
 type CommandBody =
@@ -49,29 +51,26 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
   const prefix = '/api/projects/:project_id/persons/:id';
   const write = { scope: 'person:write' };
 
-  const catchUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection.name);
+  const catchUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection);
 
   /** Runs the command; returns the person's integer id. */
   async function execute(request: FastifyRequest, body: CommandBody): Promise<number> {
-    const projectId = request.project!.id;
+    const projectId = projectOf(request).id;
     const ref = personRefOrThrow((request.params as z.infer<typeof PersonParams>).id);
     await catchUp();
     const person = await getPerson(ctx.pool, projectId, ref);
-    if (!person) throw notFoundError();
+    if (!person) fail(notFound());
     const command = { ...body, projectId, person: factsOf(person), at: ctx.now().toISOString() } as PersonCommand;
     const result = await handleCommand(ctx.store, personStream(projectId, person.uuid), personDecider, command, requestMetadata(ctx, request));
     // Each read model waits for the last new event it folds (it never reaches one it does not).
-    const mine = result.position === undefined ? [] : result.history.filter((e) => e.position <= result.position!);
-    const appended = mine.slice(mine.length - result.newEvents.length);
-    const lastOf = (types: readonly string[] | undefined) => appended.filter((e) => types?.includes(e.type)).at(-1)?.position;
-    await ctx.awaitProjection(personsProjection.name, lastOf(personsProjection.filter.eventTypes));
-    await ctx.awaitProjection(eventDeletionsProjection.name, lastOf(eventDeletionsProjection.filter.eventTypes));
+    await ctx.awaitProjection(personsProjection, lastPositionOf(result.appended, personsProjection.filter.eventTypes));
+    await ctx.awaitProjection(eventDeletionsProjection, lastPositionOf(result.appended, eventDeletionsProjection.filter.eventTypes));
     return person.id;
   }
 
   const answer = async (projectId: number, personId: number) => {
     const person = await getPerson(ctx.pool, projectId, { kind: 'id', id: personId });
-    if (!person) throw notFoundError();
+    if (!person) fail(notFound());
     return toPersonView(person);
   };
 
@@ -85,7 +84,7 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
 
   app.patch(`${prefix}/`, { config: write, schema: schema(PatchBody) }, async (request) => {
     const body = request.body as z.infer<typeof PatchBody>;
-    return answer(request.project!.id, await execute(request, { type: 'UpdatePersonProperties', set: body.properties }));
+    return answer(projectOf(request).id, await execute(request, { type: 'UpdatePersonProperties', set: body.properties }));
   });
 
   app.post(`${prefix}/update_property/`, {
@@ -95,10 +94,10 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
     const body = (request.body ?? {}) as NonNullable<z.infer<typeof UpdatePropertyBody>>;
     const query = request.query as { key?: string; value?: string };
     const key = body.key ?? query.key;
-    if (key === undefined || key === '') throw validationError('required', 'This field is required.', 'key');
+    if (key === undefined || key === '') fail(validation('required', 'This field is required.', 'key'));
     const value = body.value !== undefined ? body.value : query.value;
-    if (value === undefined) throw validationError('required', 'This field is required.', 'value');
-    return answer(request.project!.id, await execute(request, { type: 'UpdatePersonProperties', set: { [key]: value } }));
+    if (value === undefined) fail(validation('required', 'This field is required.', 'value'));
+    return answer(projectOf(request).id, await execute(request, { type: 'UpdatePersonProperties', set: { [key]: value } }));
   });
 
   app.post(`${prefix}/delete_property/`, {
@@ -107,13 +106,13 @@ export const personCommandRoutes = (ctx: AppContext): FastifyPluginAsync => asyn
   }, async (request) => {
     const body = (request.body ?? {}) as NonNullable<z.infer<typeof DeletePropertyBody>>;
     const key = body.$unset ?? (request.query as { $unset?: string }).$unset;
-    if (key === undefined || key === '') throw validationError('required', 'This field is required.', '$unset');
-    return answer(request.project!.id, await execute(request, { type: 'DeletePersonProperty', key }));
+    if (key === undefined || key === '') fail(validation('required', 'This field is required.', '$unset'));
+    return answer(projectOf(request).id, await execute(request, { type: 'DeletePersonProperty', key }));
   });
 
   app.post(`${prefix}/split/`, { config: write, schema: schema(SplitBody) }, async (request) => {
     const main = (request.body as z.infer<typeof SplitBody>)?.main_distinct_id;
-    return answer(request.project!.id, await execute(request, { type: 'SplitPerson', ...(main !== undefined ? { mainDistinctId: main } : {}) }));
+    return answer(projectOf(request).id, await execute(request, { type: 'SplitPerson', ...(main !== undefined ? { mainDistinctId: main } : {}) }));
   });
 
   app.delete(`${prefix}/`, {

@@ -1,8 +1,12 @@
+import { eventsProjection } from '../../projections/events/eventsProjection.ts';
+import { personsProjection } from '../../projections/persons/personsProjection.ts';
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
-import { ApiError, errorResponses, validationError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { isUuid, offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
 import { getEvent, type ListResult, listEvents, propertyValues } from './eventQueries.ts';
@@ -25,7 +29,7 @@ export type AwaitEvents = () => Promise<boolean>;
 export const awaitCapturedEvents =
   (ctx: AppContext): AwaitEvents =>
   () =>
-    awaitNewest(ctx, { eventTypes: ['EventCaptured'] }, 'clickhouse:events', 'persons');
+    awaitNewest(ctx, { eventTypes: ['EventCaptured'] }, eventsProjection, personsProjection);
 
 export const MAX_LIMIT = 1000;
 const StringOrList = z.union([z.string(), z.array(z.string())]);
@@ -66,28 +70,28 @@ async function answering<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof HogQLError) throw validationError('invalid_input', error.message, error.attr);
-    if (error instanceof FilterError) throw validationError('invalid_input', error.message, 'properties');
+    if (error instanceof HogQLError) fail(validation('invalid_input', error.message, error.attr));
+    if (error instanceof FilterError) fail(validation('invalid_input', error.message, 'properties'));
     throw error;
   }
 }
 
 function listParam(raw: string | string[] | undefined, name: string): string[] | undefined {
   const parsed = stringList(raw, name);
-  if (parsed && 'error' in parsed) throw validationError('invalid_input', parsed.error, name);
+  if (parsed && 'error' in parsed) fail(validation('invalid_input', parsed.error, name));
   return parsed;
 }
 
 function dateParam(raw: string | undefined, name: string, now: Date): string | undefined {
   if (raw === undefined) return undefined;
   const parsed = parseDateParam(raw, now);
-  if (!parsed) throw validationError('invalid_input', `${name} must be an ISO 8601 date-time or a relative date like -7d`, name);
+  if (!parsed) fail(validation('invalid_input', `${name} must be an ISO 8601 date-time or a relative date like -7d`, name));
   return parsed;
 }
 
 function uuidParam(raw: string | undefined, name: string, detail: string): string | undefined {
   if (raw === undefined) return undefined;
-  if (!isUuid(raw)) throw validationError('invalid_input', detail, name);
+  if (!isUuid(raw)) fail(validation('invalid_input', detail, name));
   return raw;
 }
 
@@ -121,20 +125,20 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
   }, async (request, reply) => {
     const q = request.query;
     const now = ctx.now();
-    if (q.action_id !== undefined) throw validationError('invalid_input', 'action_id is not supported yet: actions are not built', 'action_id');
-    if (q.after_uuid !== undefined && q.after === undefined) throw validationError('invalid_input', 'after_uuid needs after', 'after_uuid');
-    if (q.before_uuid !== undefined && q.before === undefined) throw validationError('invalid_input', 'before_uuid needs before', 'before_uuid');
+    if (q.action_id !== undefined) fail(validation('invalid_input', 'action_id is not supported yet: actions are not built', 'action_id'));
+    if (q.after_uuid !== undefined && q.after === undefined) fail(validation('invalid_input', 'after_uuid needs after', 'after_uuid'));
+    if (q.before_uuid !== undefined && q.before === undefined) fail(validation('invalid_input', 'before_uuid needs before', 'before_uuid'));
     let properties: unknown;
     if (q.properties !== undefined) {
       try {
         properties = JSON.parse(q.properties);
       } catch {
-        throw validationError('invalid_input', 'properties must be JSON: a list of property filters', 'properties');
+        fail(validation('invalid_input', 'properties must be JSON: a list of property filters', 'properties'));
       }
     }
     const limit = Math.min(q.limit ?? 100, MAX_LIMIT);
     const input = {
-      projectId: request.project!.id,
+      projectId: projectOf(request).id,
       now,
       after: dateParam(q.after, 'after', now),
       before: dateParam(q.before, 'before', now),
@@ -142,7 +146,7 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
       beforeUuid: uuidParam(q.before_uuid, 'before_uuid', 'before_uuid must be an event UUID'),
       distinctId: q.distinct_id,
       event: q.event,
-      ...(q.person_id !== undefined ? { personDistinctIds: await distinctIdsOfPerson(ctx.pool, request.project!.id, q.person_id) } : {}),
+      ...(q.person_id !== undefined ? { personDistinctIds: await distinctIdsOfPerson(ctx.pool, projectOf(request).id, q.person_id) } : {}),
       properties,
       select: listParam(q.select, 'select'),
       where: listParam(q.where, 'where'),
@@ -157,7 +161,7 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
     const next = nextLink(request, result, q.offset, limit);
     if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };
-    return { next, results: await withPersons(ctx.pool, request.project!.id, result.events) };
+    return { next, results: await withPersons(ctx.pool, projectOf(request).id, result.events) };
   });
 
   app.get(`${prefix}/values/`, {
@@ -180,7 +184,7 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     await awaitEvents();
     const values = await answering(() =>
       propertyValues(ch, {
-        projectId: request.project!.id,
+        projectId: projectOf(request).id,
         key: q.key,
         ...(q.value !== undefined ? { value: q.value } : {}),
         ...(q.event_name !== undefined ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] } : {}),
@@ -203,11 +207,11 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     },
   }, async (request, reply) => {
     const { id } = request.params;
-    if (!isUuid(id)) throw new ApiError(400, { type: 'validation_error', code: 'invalid', detail: 'Invalid UUID', attr: null });
+    if (!isUuid(id)) fail(validation('invalid', 'Invalid UUID'));
     await awaitEvents();
-    const event = await getEvent(ch, request.project!.id, id);
-    if (!event) throw new ApiError(404, { type: 'invalid_request', code: 'not_found', detail: `No events exist for event UUID ${id}`, attr: null });
+    const event = await getEvent(ch, projectOf(request).id, id);
+    if (!event) fail(notFound(`No events exist for event UUID ${id}`));
     if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
-    return (await withPersons(ctx.pool, request.project!.id, [event]))[0]!;
+    return (await withPersons(ctx.pool, projectOf(request).id, [event]))[0]!;
   });
 };

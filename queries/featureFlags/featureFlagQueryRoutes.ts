@@ -1,8 +1,10 @@
+import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
-import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound } from '../../src/core/errors.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
 import { loadFlagEditor } from '../../commands/featureFlags/loadFlagEditor.ts';
 import { getFeatureFlag, listFeatureFlags } from './featureFlagQueries.ts';
@@ -16,7 +18,7 @@ const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number
 const ActivityPage = paginated(ActivityEntry).extend({ total_count: z.number().int() });
 
 const editorOf = (ctx: AppContext, request: FastifyRequest) =>
-  loadFlagEditor(ctx.pool, request.principal!.user.id, request.project!.level);
+  loadFlagEditor(ctx.pool, principalOf(request).user.id, projectOf(request).level);
 
 /** Read side of feature flags: every route reads a read model, or the flag streams for activity. */
 export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
@@ -28,7 +30,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: paginated(FlagView), ...errorResponses } },
   }, async (request) => {
-    const page = await listFeatureFlags(ctx.pool, request.project!.id, request.query, await editorOf(ctx, request));
+    const page = await listFeatureFlags(ctx.pool, projectOf(request).id, request.query, await editorOf(ctx, request));
     return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -36,8 +38,8 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: FlagParams, response: { 200: FlagView, ...errorResponses } },
   }, async (request) => {
-    const flag = await getFeatureFlag(ctx.pool, request.project!.id, request.params.id, await editorOf(ctx, request));
-    if (!flag) throw notFoundError();
+    const flag = await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.id, await editorOf(ctx, request));
+    if (!flag) fail(notFound());
     return flag;
   });
 
@@ -46,8 +48,8 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     schema: { tags: ['feature_flags'], params: RoleAccessParams, querystring: PageQuery, response: { 200: paginated(RoleAccessView), ...errorResponses } },
   }, async (request) => {
     const editor = await editorOf(ctx, request);
-    if (!(await getFeatureFlag(ctx.pool, request.project!.id, request.params.feature_flag_id, editor))) throw notFoundError();
-    const page = await listRoleAccess(ctx.pool, request.project!.id, request.params.feature_flag_id, request.query, editor);
+    if (!(await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
+    const page = await listRoleAccess(ctx.pool, projectOf(request).id, request.params.feature_flag_id, request.query, editor);
     return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -56,9 +58,9 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     schema: { tags: ['feature_flags'], params: RoleAccessParams.extend({ id: z.coerce.number().int() }), response: { 200: RoleAccessView, ...errorResponses } },
   }, async (request) => {
     const editor = await editorOf(ctx, request);
-    if (!(await getFeatureFlag(ctx.pool, request.project!.id, request.params.feature_flag_id, editor))) throw notFoundError();
-    const view = await getRoleAccess(ctx.pool, request.project!.id, request.params.feature_flag_id, request.params.id, editor);
-    if (!view) throw notFoundError();
+    if (!(await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
+    const view = await getRoleAccess(ctx.pool, projectOf(request).id, request.params.feature_flag_id, request.params.id, editor);
+    if (!view) fail(notFound());
     return view;
   });
 
@@ -67,7 +69,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: activity,
     schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const page = await allFlagsActivity(ctx.store, ctx.pool, request.project!.id, request.query);
+    const page = await allFlagsActivity(ctx.store, ctx.pool, projectOf(request).id, request.query);
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -75,8 +77,8 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: activity,
     schema: { tags: ['feature_flags'], params: FlagParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const page = await flagActivity(ctx.store, ctx.pool, request.project!.id, request.params.id, request.query);
-    if (!page) throw notFoundError();
+    const page = await flagActivity(ctx.store, ctx.pool, projectOf(request).id, request.params.id, request.query);
+    if (!page) fail(notFound());
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 };

@@ -1,3 +1,4 @@
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -33,7 +34,7 @@ export const ingestionWarningRoutes = (ctx: AppContext): FastifyPluginAsync => a
                SELECT project_id, type, details, at FROM person_ingestion_warnings) w
         WHERE project_id = $1 AND at > now() - make_interval(days => $2)
         GROUP BY type ORDER BY max(at) DESC`,
-      [request.project!.id, request.query.days],
+      [projectOf(request).id, request.query.days],
     );
     return {
       results: rows.map((r) => ({ type: r.type, lastSeen: r.last_seen.toISOString(), warnings: r.warnings, count: Number(r.count) })),

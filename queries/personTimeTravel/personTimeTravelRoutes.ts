@@ -1,8 +1,10 @@
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
-import { errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
 import type { PersonView } from '../persons/personView.ts';
 import { personAsOf, personRefFromPath } from './personAsOf.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';
@@ -24,15 +26,15 @@ const PersonParams = z.object({ project_id: z.string(), id: z.string() });
 
 /**
  * The `as_of` branch of GET persons/:id/ (queries/persons/personQueryRoutes.ts calls it):
- * `if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, request.project!.id, request.params.id, request.query.as_of);`
+ * `if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, projectOf(request).id, request.params.id, request.query.as_of);`
  * 400 (attr `as_of`) for a time that does not parse, 404 when the person did not exist then.
  */
 export async function answerPersonAsOf(ctx: AppContext, projectId: number, rawId: string, asOf: string): Promise<PersonView> {
   const cutoff = new Date(asOf);
-  if (asOf.trim() === '' || Number.isNaN(cutoff.getTime())) throw validationError('invalid_input', `as_of: invalid date "${asOf}"`, 'as_of');
+  if (asOf.trim() === '' || Number.isNaN(cutoff.getTime())) fail(validation('invalid_input', `as_of: invalid date "${asOf}"`, 'as_of'));
   const ref = personRefFromPath(rawId);
   const person = ref ? await personAsOf(ctx.store, projectId, ref, cutoff) : null;
-  if (!person) throw notFoundError('Not found.');
+  if (!person) fail(notFound('Not found.'));
   return person;
 }
 
@@ -65,12 +67,12 @@ export const personTimeTravelRoutes = (ctx: AppContext): FastifyPluginAsync => a
     try {
       params = parseTimelineQuery(request.query, ctx.now().getTime());
     } catch (error) {
-      if (error instanceof TimelineParamError) throw validationError('invalid_input', error.message, error.attr);
+      if (error instanceof TimelineParamError) fail(validation('invalid_input', error.message, error.attr));
       throw error;
     }
     const ref = personRefFromPath(request.params.id);
-    const timeline = ref ? await propertiesTimeline(ctx.store, request.project!.id, ref, params) : null;
-    if (!timeline) throw notFoundError('Not found.');
+    const timeline = ref ? await propertiesTimeline(ctx.store, projectOf(request).id, ref, params) : null;
+    if (!timeline) fail(notFound('Not found.'));
     return timeline;
   });
 };

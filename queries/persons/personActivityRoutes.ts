@@ -1,8 +1,10 @@
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
-import { errorResponses, notFoundError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound } from '../../src/core/errors.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
 import { getPerson, personRefOrThrow } from './personQueries.ts';
 import { PersonActivityEntry, personActivity, type PersonSelector } from './personActivity.ts';
@@ -21,7 +23,7 @@ export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => asy
     config,
     schema: { tags: ['persons'], params: ProjectParams, querystring: ActivityQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const page = await personActivity(ctx.store, ctx.pool, request.project!.id, request.query);
+    const page = await personActivity(ctx.store, ctx.pool, projectOf(request).id, request.query);
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -29,7 +31,7 @@ export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => asy
     config,
     schema: { tags: ['persons'], params: ProjectParams.extend({ id: z.string() }), querystring: ActivityQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const projectId = request.project!.id;
+    const projectId = projectOf(request).id;
     const ref = personRefOrThrow(request.params.id);
     const person = await getPerson(ctx.pool, projectId, ref);
     // A deleted person is gone from the read model; its activity stays in the log.
@@ -37,7 +39,7 @@ export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => asy
       ? { personId: person.id, personUuid: person.uuid }
       : ref.kind === 'id' ? { personId: ref.id } : { personUuid: ref.uuid };
     const page = await personActivity(ctx.store, ctx.pool, projectId, request.query, only);
-    if (!person && page.count === 0) throw notFoundError();
+    if (!person && page.count === 0) fail(notFound());
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 };

@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/http/apiError.ts';
+import { fail, validation } from '../../src/core/errors.ts';
 import type pg from 'pg';
 import { isUuid } from '../events/eventCursor.ts';
 import { compilePersonFilters, escapeLike, FilterError, PgParams } from './personFilters.ts';
@@ -112,12 +112,12 @@ export function parsePersonRef(raw: string): PersonRef | null {
 export function personRefOrThrow(raw: string): PersonRef {
   const ref = parsePersonRef(raw);
   if (ref) return ref;
-  throw new ApiError(400, {
-    type: 'validation_error',
-    code: 'invalid',
-    detail: `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${raw} instead.`,
-    attr: null,
-  });
+  fail(
+    validation(
+      'invalid',
+      `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${raw} instead.`,
+    ),
+  );
 }
 
 export async function getPerson(db: Queryable, projectId: number, ref: PersonRef): Promise<PersonRecord | null> {

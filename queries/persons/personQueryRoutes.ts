@@ -1,9 +1,11 @@
+import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
-import { ApiError, errorResponses, notFoundError, validationError } from '../../src/http/apiError.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { FilterError } from './personFilters.ts';
@@ -39,7 +41,7 @@ async function answering<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof FilterError) throw validationError('invalid_input', error.message, 'properties');
+    if (error instanceof FilterError) fail(validation('invalid_input', error.message, 'properties'));
     throw error;
   }
 }
@@ -49,7 +51,7 @@ function parseProperties(raw: string | undefined): unknown {
   try {
     return JSON.parse(raw);
   } catch {
-    throw validationError('invalid_input', 'properties must be JSON: a list of property filters', 'properties');
+    fail(validation('invalid_input', 'properties must be JSON: a list of property filters', 'properties'));
   }
 }
 
@@ -65,7 +67,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   const app = base.withTypeProvider<ZodTypeProvider>();
   const prefix = '/api/projects/:project_id/persons';
   const read = { scope: 'person:read' };
-  const caughtUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection.name);
+  const caughtUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection);
 
   app.get(`${prefix}/`, {
     config: read,
@@ -81,7 +83,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     const csv = q.format === 'csv';
     const limit = csv ? Math.min(q.limit ?? CSV_DEFAULT_LIMIT, CSV_MAX_LIMIT) : Math.min(q.limit ?? 100, MAX_LIMIT);
     const input = {
-      projectId: request.project!.id,
+      projectId: projectOf(request).id,
       now: ctx.now(),
       distinctId: q.distinct_id,
       email: q.email,
@@ -112,7 +114,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   }, async (request, reply) => {
     const q = request.query;
     await caughtUp();
-    const values = await personPropertyValues(ctx.pool, request.project!.id, q.key, q.value, q.limit);
+    const values = await personPropertyValues(ctx.pool, projectOf(request).id, q.key, q.value, q.limit);
     if (q.format === 'csv') return csvType(reply).send(stringify([['name', 'count'], ...values.map((v) => [v.name, String(v.count)])]));
     return values;
   });
@@ -129,10 +131,10 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   }, async (request, reply) => {
     const { id } = request.params;
     const ref = personRefOrThrow(id);
-    if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, request.project!.id, id, request.query.as_of); // time travel, from the log
+    if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, projectOf(request).id, id, request.query.as_of); // time travel, from the log
     await caughtUp();
-    const person = await getPerson(ctx.pool, request.project!.id, ref);
-    if (!person) throw notFoundError();
+    const person = await getPerson(ctx.pool, projectOf(request).id, ref);
+    if (!person) fail(notFound());
     if (request.query.format === 'csv') {
       const keys = Object.keys(person.properties).sort();
       return csvType(reply).send(stringify([csvHeader(keys), csvRow(person, keys)]));
@@ -150,7 +152,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     },
   }, async (request) => {
     await caughtUp();
-    const types = await groupTypes(ctx.pool, request.project!.id);
+    const types = await groupTypes(ctx.pool, projectOf(request).id);
     return types.map((t) => ({ ...t, name_singular: null, name_plural: null }));
   });
 };

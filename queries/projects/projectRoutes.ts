@@ -1,9 +1,10 @@
+import { principalOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
-import { visibleProjects } from '../../src/http/auth.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
 
 export const ProjectView = z
@@ -16,7 +17,7 @@ export const projectQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async
   app.get('/api/projects/', {
     schema: { tags: ['projects'], querystring: PageQuery, response: { 200: paginated(ProjectView), ...errorResponses } },
   }, async (request) => {
-    const all = await visibleProjects(ctx.pool, request.principal!);
+    const all = await accessReader(ctx.pool).visibleProjects(principalOf(request));
     const results = all.slice(request.query.offset, request.query.offset + request.query.limit)
       .map((p) => ({ id: p.id, name: p.name, access_level: p.level }));
     return { count: all.length, ...pageLinks(request, request.query, all.length), results };

@@ -1,16 +1,25 @@
 import type { Decider } from '../core/decider.ts';
 import { DomainFailure, isDomainError } from '../core/errors.ts';
-import type { Event, EventMetadata, RecordedEvent } from '../core/event.ts';
-import { type EventStore, type ExpectedRevision, WrongExpectedRevisionError } from '../eventStore/eventStore.ts';
+import type { Event, EventMetadata } from '../core/event.ts';
+import {
+  type AppendedEvent,
+  type EventStore,
+  type ExpectedRevision,
+  WrongExpectedRevisionError,
+} from '../eventStore/eventStore.ts';
 
 export type HandleResult<S, E extends Event> = Readonly<{
   state: S;
   newEvents: readonly E[];
-  /** every event of the stream, including the new ones (activity and time travel read these) */
-  history: readonly RecordedEvent<E>[];
+  /** where each new event landed in the log, in order */
+  appended: readonly AppendedEvent[];
   /** global position of the last appended event, or undefined when nothing was appended */
   position: bigint | undefined;
 }>;
+
+/** The position of the last appended event of one of `types`, for the read model that folds them. */
+export const lastPositionOf = (appended: readonly AppendedEvent[], types: readonly string[] | undefined) =>
+  appended.filter((e) => types?.includes(e.type)).at(-1)?.position;
 
 /**
  * read → fold → decide → append with the revision read. A concurrent writer makes the append fail;
@@ -30,7 +39,7 @@ export async function handleCommand<S, C, E extends Event>(
     const state = history.reduce((s, e) => decider.evolve(s, e), decider.initialState());
     const decision = decider.decide(command, state);
     if (isDomainError(decision)) throw new DomainFailure(decision);
-    if (decision.length === 0) return { state, newEvents: [], history, position: undefined };
+    if (decision.length === 0) return { state, newEvents: [], appended: [], position: undefined };
     const last = history[history.length - 1];
     const expectedRevision: ExpectedRevision = last ? last.revision : 'no_stream';
     try {
@@ -39,11 +48,10 @@ export async function handleCommand<S, C, E extends Event>(
         decision.map((e) => ({ type: e.type, data: e.data, metadata })),
         { expectedRevision },
       );
-      const appended = await store.readStream<E>(streamName, { fromRevision: expectedRevision === 'no_stream' ? 0n : expectedRevision + 1n });
       return {
         state: decision.reduce((s, e) => decider.evolve(s, e), state),
         newEvents: decision,
-        history: [...history, ...appended],
+        appended: result.appended,
         position: result.position,
       };
     } catch (error) {

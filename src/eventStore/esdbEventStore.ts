@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   ANY, BACKWARDS, END, EventStoreDBClient, FORWARDS, NO_STREAM, START, STREAM_EXISTS, StreamNotFoundError,
   WrongExpectedVersionError, eventTypeFilter, excludeSystemEvents, jsonEvent, streamNameFilter,
@@ -6,7 +7,7 @@ import {
 } from '@eventstore/db-client';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
 import {
-  type AllFilter, type AllPosition, type AppendResult, type EventStore, type ExpectedRevision, type ReadAllOptions,
+  type AllFilter, type AllPosition, type AppendedEvent, type AppendResult, type EventStore, type ExpectedRevision, type ReadAllOptions,
   type ReadStreamOptions, type SubscribeOptions, type Subscription, WrongExpectedRevisionError,
 } from './eventStore.ts';
 
@@ -79,22 +80,35 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult> {
     const expected = options.expectedRevision;
+    const ids = events.map((e) => e.id ?? randomUUID());
     try {
       const result = await client.appendToStream(
         streamName,
-        events.map((e) =>
-          jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: e.metadata }),
+        events.map((e, i) =>
+          jsonEvent({ id: ids[i], type: e.type, data: e.data as Record<string, unknown>, metadata: e.metadata }),
         ),
         { expectedRevision: toEsdbRevision(expected) },
       );
-      // ESDB reports the last event's position, or none at all for an empty append
-      return { nextExpectedRevision: result.nextExpectedRevision, position: result.position?.commit ?? -1n };
+      // ESDB reports the last event's position, or none at all for an empty append; the position of
+      // each event is read back from the stream (an idempotent retry reports where they already were)
+      const appended = await appendedEvents(streamName, ids, result.nextExpectedRevision);
+      return { nextExpectedRevision: result.nextExpectedRevision, position: result.position?.commit ?? -1n, appended };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         throw new WrongExpectedRevisionError(streamName, expected, error.actualVersion);
       }
       throw error;
     }
+  }
+
+  async function appendedEvents(streamName: string, ids: readonly string[], last: bigint): Promise<AppendedEvent[]> {
+    if (ids.length === 0 || last < 0n) return [];
+    const recent = await readStream(streamName, { direction: 'backwards', fromRevision: last, maxCount: ids.length });
+    const byId = new Map(recent.map((e) => [e.id, e]));
+    return ids.flatMap((id) => {
+      const e = byId.get(id);
+      return e ? [{ id: e.id, type: e.type, revision: e.revision, position: e.position }] : [];
+    });
   }
 
   async function readStream<E extends Event = Event>(

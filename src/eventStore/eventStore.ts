@@ -14,11 +14,16 @@ export type AllFilter = Readonly<{
   eventTypes?: readonly string[];
 }>;
 
+/** Where one event of an append is in the log (for an id already in the log: where it already was). */
+export type AppendedEvent = Readonly<{ id: string; type: string; revision: bigint; position: bigint }>;
+
 export type AppendResult = Readonly<{
   /** revision of the last event in the stream after the append */
   nextExpectedRevision: bigint;
   /** global position of the last appended event */
   position: bigint;
+  /** every event of the request, in order, with its revision and position */
+  appended: readonly AppendedEvent[];
 }>;
 
 export type StreamAppend = Readonly<{

@@ -157,7 +157,8 @@ export function createPostgresEventStore(
         const mine = ids[i]!.map((id) => known.get(id)!);
         const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
         const revision = mine.reduce((a, k) => (k.revision > a ? k.revision : a), -1n);
-        return { nextExpectedRevision: revision, position };
+        const appended = item.events.map((e, j) => ({ id: ids[i]![j]!, type: e.type, ...mine[j]! }));
+        return { nextExpectedRevision: revision, position, appended };
       });
     });
     notifier.wake();

@@ -12,46 +12,28 @@ export const ApiErrorBody = z
   .meta({ id: 'Error' });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
-export class ApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly body: ApiErrorBody,
-  ) {
-    super(body.detail);
-    this.name = 'ApiError';
-  }
-}
-
-export const authenticationError = (code: string, detail: string) =>
-  new ApiError(401, { type: 'authentication_error', code, detail, attr: null });
-
-export const invalidPersonalApiKey = (detail = 'Personal API key found in request Authorization header is invalid.') =>
-  authenticationError('invalid_personal_api_key', detail);
-
-export const permissionDenied = (detail: string) =>
-  new ApiError(403, { type: 'authentication_error', code: 'permission_denied', detail, attr: null });
-
-export const notFoundError = (detail = 'Not found.') =>
-  new ApiError(404, { type: 'invalid_request', code: 'not_found', detail, attr: null });
-
-export const validationError = (code: string, detail: string, attr: string | null) =>
-  new ApiError(400, { type: 'validation_error', code, detail, attr });
-
-const statusByKind: Record<DomainError['kind'], number> = {
+const statusByKind: Record<DomainError['kind'], 400 | 401 | 403 | 404 | 409 | 413> = {
   validation: 400,
   not_found: 404,
   forbidden: 403,
   conflict: 409,
+  unauthenticated: 401,
+  too_large: 413,
 };
 const typeByKind: Record<DomainError['kind'], string> = {
   validation: 'validation_error',
   not_found: 'invalid_request',
   forbidden: 'authentication_error',
   conflict: 'invalid_request',
+  unauthenticated: 'authentication_error',
+  too_large: 'validation_error',
 };
 
-export const fromDomainError = (e: DomainError) =>
-  new ApiError(statusByKind[e.kind], { type: typeByKind[e.kind], code: e.code, detail: e.detail, attr: e.attr });
+/** A domain or query failure as the API answers it. */
+export const httpError = (e: DomainError): { status: number; body: ApiErrorBody } => ({
+  status: statusByKind[e.kind],
+  body: { type: typeByKind[e.kind], code: e.code, detail: e.detail, attr: e.attr },
+});
 
 /** Standard error responses a route declares beside its success schema (for OpenAPI). */
 export const errorResponses = {

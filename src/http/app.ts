@@ -9,17 +9,19 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import type pg from 'pg';
 import { z } from 'zod';
-import { installAuth } from './auth.ts';
+import { apiScope, type AuthLookup } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
-import { ApiError } from './apiError.ts';
+import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
 
 export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
 
 export type AppOptions = Readonly<{
-  pool: pg.Pool;
-  routes: readonly FastifyPluginAsync[];
+  auth: AuthLookup;
+  /** registered inside the `/api/` scope: personal API key, scope and project checked first */
+  apiRoutes: readonly FastifyPluginAsync[];
+  /** registered outside it (capture, /decide): they authenticate with the payload's token */
+  publicRoutes: readonly FastifyPluginAsync[];
   readiness: Readiness;
   logLevel?: string;
   bodyLimit?: number;
@@ -46,11 +48,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     try {
       const parsed: unknown = JSON.parse(text);
       if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
-        return done(new ApiError(400, { type: 'validation_error', code: 'invalid_input', detail: 'NUL characters (\\u0000) are not allowed.', attr: null }));
+        return done(new DomainFailure(invalidInput('NUL characters (\\u0000) are not allowed.')));
       }
       done(null, parsed);
     } catch (error) {
-      done(new ApiError(400, { type: 'validation_error', code: 'parse_error', detail: `JSON parse error - ${(error as Error).message}`, attr: null }));
+      done(new DomainFailure(validation('parse_error', `JSON parse error - ${(error as Error).message}`)));
     }
   });
 
@@ -93,7 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  installAuth(app, options.pool);
-  for (const routes of options.routes) await app.register(routes);
+  await app.register(apiScope(options.auth, options.apiRoutes));
+  for (const routes of options.publicRoutes) await app.register(routes);
   return app;
 }

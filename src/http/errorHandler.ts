@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainFailure } from '../core/errors.ts';
-import { ApiError, type ApiErrorBody, fromDomainError } from './apiError.ts';
+import { type ApiErrorBody, httpError } from './apiError.ts';
 
 // "/filters/groups/0" → "filters": PostHog names the top-level field of the body or query.
 const attrOf = (path: string) => path.split('/').filter(Boolean)[0] ?? null;
@@ -10,10 +10,9 @@ const attrOf = (path: string) => path.split('/').filter(Boolean)[0] ?? null;
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const send = (status: number, body: ApiErrorBody) => reply.status(status).type('application/json').send(body);
-    if (error instanceof ApiError) return send(error.statusCode, error.body);
     if (error instanceof DomainFailure) {
-      const mapped = fromDomainError(error.error);
-      return send(mapped.statusCode, mapped.body);
+      const mapped = httpError(error.error);
+      return send(mapped.status, mapped.body);
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const first = error.validation[0]!;

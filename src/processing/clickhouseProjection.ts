@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../core/event.ts';
-import type { AllFilter } from '../eventStore/eventStore.ts';
+import type { Event, RecordedEvent } from '../core/event.ts';
+import type { EventFilter, PgProjection } from './projection.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 
 /**
@@ -7,15 +7,24 @@ import type { ClickHouse } from '../runtime/clickhouse.ts';
  * `insert` must be idempotent for a given dedup token: the runner re-sends a batch with the same
  * token after a crash and ClickHouse drops the block if it already landed.
  */
-export type ChProjection = Readonly<{
+export type ChProjection<E extends Event = Event> = Readonly<{
   name: string;
   version: number;
-  filter: AllFilter;
+  filter: EventFilter<E>;
   /** CREATE statements; run at start, each with `database` as the target */
   ddl: (database: string) => string[];
   /** drops the tables (for a rebuild from 0) */
   drop: (database: string) => string[];
-  insert: (ch: ClickHouse, events: readonly RecordedEvent[], dedupToken: string) => Promise<void>;
+  insert(ch: ClickHouse, events: readonly RecordedEvent<E>[], dedupToken: string): Promise<void>;
 }>;
+
+/** Declares a ClickHouse projection; `E` types `filter.eventTypes` and the events `insert` gets. */
+export const chProjection = <E extends Event>(projection: ChProjection<E>): ChProjection<E> => projection;
+
+/** Any read model a runner keeps: what read-your-writes waits on. */
+export type ReadModel = Pick<PgProjection, 'name' | 'schema'> | Pick<ChProjection, 'name' | 'ddl'>;
+
+/** The runner's name for a read model: `clickhouse:<name>` for ClickHouse ones. */
+export const readModelName = (p: ReadModel): string => ('ddl' in p ? `clickhouse:${p.name}` : p.name);
 
 export const chCheckpointId = (p: ChProjection) => `clickhouse:${p.name}@${p.version}`;

@@ -1,24 +1,33 @@
 import type pg from 'pg';
-import type { RecordedEvent } from '../core/event.ts';
-import type { AllFilter } from '../eventStore/eventStore.ts';
+import type { Event, RecordedEvent } from '../core/event.ts';
+
+/** The events a read model folds: its subscription reads only these types (and stream prefixes). */
+export type EventFilter<E extends Event = Event> = Readonly<{
+  streamPrefixes?: readonly string[];
+  eventTypes?: readonly E['type'][];
+}>;
 
 /**
- * A Postgres read model built from the log. `schema` creates its tables with unqualified names, so
- * the same DDL and handler can build a shadow copy in another schema during a rebuild.
+ * A Postgres read model built from the log, typed by the union of the events it folds. `schema`
+ * creates its tables with unqualified names, so the same DDL and handler can build a shadow copy in
+ * another schema during a rebuild.
  */
-export type PgProjection = Readonly<{
+export type PgProjection<E extends Event = Event> = Readonly<{
   name: string;
   version: number;
   tables: readonly string[];
   schema: string;
-  filter: AllFilter;
+  filter: EventFilter<E>;
   /** events per transaction (default 500); read models that load state per batch want bigger ones */
   batchSize?: number;
   /** how long to let a batch fill before applying it (default 0: at once) */
   maxWaitMs?: number;
   /** applies a batch inside the caller's transaction; never commits */
-  handle: (events: readonly RecordedEvent[], tx: pg.PoolClient) => Promise<void>;
+  handle(events: readonly RecordedEvent<E>[], tx: pg.PoolClient): Promise<void>;
 }>;
+
+/** Declares a Postgres projection; `E` types `filter.eventTypes` and the events `handle` gets. */
+export const pgProjection = <E extends Event>(projection: PgProjection<E>): PgProjection<E> => projection;
 
 export const checkpointId = (p: PgProjection) => `${p.name}@${p.version}`;
 

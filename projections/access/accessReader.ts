@@ -1,0 +1,103 @@
+import type pg from 'pg';
+import type { AuthUser, Principal, ProjectAccess } from '../../src/core/principal.ts';
+
+export type ActivityUser = { id: number; first_name: string; last_name: string; email: string };
+
+/**
+ * The only reader of the `access` read model's tables (projects, users, memberships, personal API
+ * keys, roles). Authentication, the capture key resolver, commands and queries all go through it.
+ */
+export type AccessReader = ReturnType<typeof accessReader>;
+
+export const accessReader = (pool: pg.Pool) => ({
+  async principalByKeyHash(keyHash: string): Promise<Principal | undefined> {
+    const { rows } = await pool.query<AuthUser & { key_id: string; scopes: string[]; scoped_project_ids: number[] | null }>(
+      `SELECT u.id, u.uuid, u.distinct_id, u.first_name, u.last_name, u.email, true AS is_email_verified,
+              k.id AS key_id, k.scopes, k.scoped_project_ids
+         FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.secure_value = $1`,
+      [keyHash],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const { key_id, scopes, scoped_project_ids, ...user } = row;
+    return { user, keyId: key_id, scopes, scopedProjectIds: scoped_project_ids };
+  },
+
+  /** Projects the key may see, in id order: member of the project and, if the key is scoped, listed. */
+  async visibleProjects(principal: Principal): Promise<ProjectAccess[]> {
+    const { rows } = await pool.query<ProjectAccess>(
+      `SELECT p.id, p.name, m.level FROM projects p JOIN project_members m ON m.project_id = p.id
+        WHERE m.user_id = $1 AND ($2::int[] IS NULL OR p.id = ANY($2::int[])) ORDER BY p.id`,
+      [principal.user.id, principal.scopedProjectIds],
+    );
+    return rows;
+  },
+
+  /** The project whose API key has this sha256, if any. */
+  async projectIdByApiKeyHash(keyHash: string): Promise<number | null> {
+    const { rows } = await pool.query<{ id: number }>('SELECT id FROM projects WHERE api_key_hash = $1', [keyHash]);
+    return rows[0]?.id ?? null;
+  },
+
+  /** A personal API key by the sha256 of its value: its user, scopes and project restriction. */
+  async personalKeyByHash(
+    keyHash: string,
+  ): Promise<{ userId: number; scopes: string[]; scopedProjectIds: number[] | null } | undefined> {
+    const { rows } = await pool.query<{ user_id: number; scopes: string[]; scoped_project_ids: number[] | null }>(
+      'SELECT user_id, scopes, scoped_project_ids FROM personal_api_keys WHERE secure_value = $1',
+      [keyHash],
+    );
+    const key = rows[0];
+    return key && { userId: key.user_id, scopes: key.scopes, scopedProjectIds: key.scoped_project_ids };
+  },
+
+  /** Whether the user belongs to the project and, when the key is scoped, the project is listed. */
+  async canReachProject(userId: number, projectId: number, scopedProjectIds: readonly number[] | null): Promise<boolean> {
+    const { rowCount } = await pool.query(
+      'SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2 AND ($3::int[] IS NULL OR $1 = ANY($3::int[]))',
+      [projectId, userId, scopedProjectIds],
+    );
+    return (rowCount ?? 0) > 0;
+  },
+
+  async projectExists(projectId: number): Promise<boolean> {
+    const { rowCount } = await pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
+    return (rowCount ?? 0) > 0;
+  },
+
+  /** The lowest project id, or undefined before the first project exists. */
+  async firstProjectId(): Promise<number | undefined> {
+    const { rows } = await pool.query<{ id: number }>('SELECT id FROM projects ORDER BY id LIMIT 1');
+    return rows[0]?.id;
+  },
+
+  async userIdByEmail(email: string): Promise<number | undefined> {
+    const { rows } = await pool.query<{ id: number }>('SELECT id FROM users WHERE lower(email) = lower($1)', [email]);
+    return rows[0]?.id;
+  },
+
+  /** Users by id, for activity entries (missing ids are left out). */
+  async activityUsers(ids: readonly number[]): Promise<Map<number, ActivityUser>> {
+    const { rows } = await pool.query<ActivityUser>(
+      'SELECT id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
+      [ids],
+    );
+    return new Map(rows.map((u) => [u.id, u]));
+  },
+
+  /** The roles the user is a member of, with their feature-flag access level (21 view, 37 edit). */
+  async roleLevelsOf(userId: number): Promise<Map<string, number>> {
+    const { rows } = await pool.query<{ id: string; level: number }>(
+      `SELECT r.id, r.feature_flags_access_level AS level
+         FROM role_members m JOIN roles r ON r.id = m.role_id WHERE m.user_id = $1`,
+      [userId],
+    );
+    return new Map(rows.map((r) => [r.id, r.level]));
+  },
+
+  async roleExists(roleId: string): Promise<boolean> {
+    const { rowCount } = await pool.query('SELECT 1 FROM roles WHERE id = $1', [roleId]);
+    return (rowCount ?? 0) > 0;
+  },
+});

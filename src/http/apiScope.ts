@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { fail, notFound, forbidden, unauthenticated } from '../core/errors.ts';
+import { hashKey } from '../core/keys.ts';
+import { hasScope, type Principal, type ProjectAccess } from '../core/principal.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+    project?: ProjectAccess;
+  }
+  interface FastifyContextConfig {
+    /** the personal API key scope the route needs, e.g. "feature_flag:read" */
+    scope?: string;
+  }
+}
+
+/** What authentication needs from the access read model; the composition root passes its reader. */
+export type AuthLookup = Readonly<{
+  /** the key's user and scopes, by the sha256 of the key */
+  principalByKeyHash(keyHash: string): Promise<Principal | undefined>;
+  /** projects the key may see, in id order */
+  visibleProjects(principal: Principal): Promise<ProjectAccess[]>;
+}>;
+
+const invalidKey = (detail = 'Personal API key found in request Authorization header is invalid.') =>
+  unauthenticated('invalid_personal_api_key', detail);
+
+async function authenticate(auth: AuthLookup, header: string | undefined): Promise<Principal> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!match?.[1]) fail(invalidKey('Authentication credentials were not provided: send "Authorization: Bearer <personal API key>".'));
+  return (await auth.principalByKeyHash(hashKey(match[1]))) ?? fail(invalidKey());
+}
+
+async function resolveProject(auth: AuthLookup, principal: Principal, raw: string): Promise<ProjectAccess> {
+  const projects = await auth.visibleProjects(principal);
+  const found = raw === '@current' ? projects[0] : projects.find((p) => String(p.id) === raw);
+  return found ?? fail(notFound('Project not found.'));
+}
+
+/**
+ * The `/api/` scope: every route registered in it needs a personal API key with the route's
+ * `config.scope`, and a route with a `:project_id` parameter a project the key can see. It runs
+ * on request, before the body is validated, so an anonymous caller learns nothing about the
+ * payload rules. Routes read the caller with `principalOf` and `projectOf`.
+ */
+export const apiScope =
+  (auth: AuthLookup, routes: readonly FastifyPluginAsync[]): FastifyPluginAsync =>
+  async (app: FastifyInstance) => {
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      if (request.method === 'OPTIONS') return;
+      const principal = await authenticate(auth, request.headers.authorization);
+      request.principal = principal;
+      const scope = request.routeOptions.config?.scope;
+      if (scope && !hasScope(principal.scopes, scope)) fail(forbidden(`API key missing required scope '${scope}'`));
+      const projectId = (request.params as Record<string, string> | undefined)?.project_id;
+      if (projectId !== undefined) request.project = await resolveProject(auth, principal, projectId);
+    });
+    for (const slice of routes) await app.register(slice);
+  };
+
+/** The authenticated caller of an `/api/` route. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`${request.routeOptions.url ?? request.url} is not inside the /api/ scope`);
+  return request.principal;
+}
+
+/** The project named by `:project_id` of an `/api/` route, as the caller may see it. */
+export function projectOf(request: FastifyRequest): ProjectAccess {
+  if (!request.project) throw new Error(`${request.routeOptions.url ?? request.url} has no :project_id inside the /api/ scope`);
+  return request.project;
+}
