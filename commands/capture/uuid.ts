@@ -1,4 +1,5 @@
 import { v7 } from 'uuid';
+import { isUuid } from '../../src/core/uuid.ts';
 
 /**
  * UUIDv7 (RFC 9562) for events that arrive without a uuid, as capture-rs does: 48-bit Unix ms,
@@ -7,7 +8,6 @@ import { v7 } from 'uuid';
 export const uuidv7 = (now: Date = new Date()): string => v7({ msecs: now.getTime() });
 
 // The spellings Python's uuid.UUID and Rust's Uuid::parse_str both read: hyphenated, 32 hex digits, braced, urn.
-const HYPHENATED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SIMPLE = /^[0-9a-f]{32}$/i;
 
 /** The canonical (lower-case, hyphenated) form of a client uuid, or null when it is not a UUID. */
@@ -16,5 +16,5 @@ export function parseUuid(value: string): string | null {
   if (s.toLowerCase().startsWith('urn:uuid:')) s = s.slice(9);
   else if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
   if (SIMPLE.test(s)) s = `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
-  return HYPHENATED.test(s) ? s.toLowerCase() : null;
+  return isUuid(s) ? s.toLowerCase() : null;
 }

@@ -1,3 +1,4 @@
+import { personRefOrThrow } from './model/personRef.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -11,7 +12,7 @@ import { personsProjection } from '../../projections/persons/personsProjection.t
 import { type PersonCommand, personDecider } from './personDecider.ts';
 import { personStream } from './personEvents.ts';
 import { eventDeletionsProjection } from './eventDeletionQueue.ts';
-import { getPerson, personRefOrThrow } from '../../queries/persons/personQueries.ts';
+import { getPerson } from '../../queries/persons/personQueries.ts';
 import { PersonView, toPersonView } from '../../queries/persons/personView.ts';
 import { factsOf } from './personReader.ts';
 

@@ -1,3 +1,4 @@
+import { isStorable, parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import type pg from 'pg';
 import { personSummariesForDistinctIds } from '../persons/personSummary.ts';
 import type { EventView } from './eventView.ts';
@@ -13,13 +14,12 @@ export async function withPersons(pool: pg.Pool, projectId: number, events: Even
  * events sent under any of a merged person's ids belong to it. An unknown person has none.
  */
 export async function distinctIdsOfPerson(pool: pg.Pool, projectId: number, personId: string): Promise<string[]> {
-  const isInt = /^\d{1,9}$/.test(personId);
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(personId);
-  if (!isInt && !isUuid) return [];
+  const ref = parsePersonRef(personId);
+  if (!ref || !isStorable(ref)) return [];
   const { rows } = await pool.query<{ distinct_id: string }>(
     `SELECT d.distinct_id FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
-      WHERE p.project_id = $1 AND ${isInt ? 'p.id = $2::int' : 'p.uuid = $2::uuid'} ORDER BY d.ord`,
-    [projectId, personId],
+      WHERE p.project_id = $1 AND ${ref.kind === 'id' ? 'p.id = $2::int' : 'p.uuid = $2::uuid'} ORDER BY d.ord`,
+    [projectId, ref.kind === 'id' ? ref.id : ref.uuid],
   );
   return rows.map((r) => r.distinct_id);
 }

@@ -1,3 +1,4 @@
+import { isUuid } from '../../src/core/uuid.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
@@ -8,7 +9,7 @@ import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { isUuid, offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
+import { offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
 import { getEvent, type ListResult, listEvents, propertyValues } from './eventQueries.ts';
 import { eventsCsv, EventView, selectCsv } from './eventView.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
@@ -65,16 +66,6 @@ const SelectPage = z
   .meta({ id: 'EventsSelectPage' });
 const ValueList = z.array(z.object({ name: z.unknown() })).meta({ id: 'EventPropertyValues' });
 
-/** Validation failures of the pure parts → 400 `validation_error` naming the parameter. */
-async function answering<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof HogQLError) fail(validation('invalid_input', error.message, error.attr));
-    if (error instanceof FilterError) fail(validation('invalid_input', error.message, 'properties'));
-    throw error;
-  }
-}
 
 function listParam(raw: string | string[] | undefined, name: string): string[] | undefined {
   const parsed = stringList(raw, name);
@@ -156,8 +147,8 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     };
     await awaitEvents();
     // person filters (properties of type person, person.properties in where): resolved in Postgres once persons caught up
-    const persons = await answering(() => resolvePersonFilters(ctx.pool, { projectId: input.projectId, now, properties: input.properties, where: input.where }));
-    const result = await answering(() => listEvents(ch, { ...input, properties: persons.properties, where: persons.where, personIdSets: persons.personIdSets }));
+    const persons = await resolvePersonFilters(ctx.pool, { projectId: input.projectId, now, properties: input.properties, where: input.where });
+    const result = await listEvents(ch, { ...input, properties: persons.properties, where: persons.where, personIdSets: persons.personIdSets });
     if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
     const next = nextLink(request, result, q.offset, limit);
     if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };
@@ -182,15 +173,13 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
   }, async (request, reply) => {
     const q = request.query;
     await awaitEvents();
-    const values = await answering(() =>
-      propertyValues(ch, {
-        projectId: projectOf(request).id,
-        key: q.key,
-        ...(q.value !== undefined ? { value: q.value } : {}),
-        ...(q.event_name !== undefined ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] } : {}),
-        limit: q.limit,
-      }),
-    );
+    const values = await propertyValues(ch, {
+      projectId: projectOf(request).id,
+      key: q.key,
+      ...(q.value !== undefined ? { value: q.value } : {}),
+      ...(q.event_name !== undefined ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] } : {}),
+      limit: q.limit,
+    });
     const body = values.map((name) => ({ name }));
     if (q.format === 'csv') return csv(reply, selectCsv(['name'], values.map((v) => [v])));
     return body;

@@ -1,3 +1,4 @@
+import { DomainFailure, invalidInput } from '../../src/core/errors.ts';
 /**
  * Tokenizer of the HogQL subset the events API accepts (see README.md in this folder).
  *
@@ -6,13 +7,13 @@
  * integers and decimals with an optional exponent.
  */
 
-export class HogQLError extends Error {
+export class HogQLError extends DomainFailure {
   constructor(
     message: string,
     /** the request parameter the expression came from, when known */
     readonly attr: string | null = null,
   ) {
-    super(message);
+    super(invalidInput(message, attr));
     this.name = 'HogQLError';
   }
 }

@@ -1,3 +1,4 @@
+import type { PersonRef as PersonIdRef } from '../../commands/persons/model/personRef.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
@@ -25,16 +26,8 @@ import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
  * - Cost: O(log) per answer (the whole log is read; nothing is indexed by time yet).
  */
 
-export type PersonRef = { kind: 'id'; id: number } | { kind: 'uuid'; uuid: string } | { kind: 'distinct_id'; distinctId: string };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** `:id` of the REST routes: an integer id or a person uuid; anything else names nobody. */
-export function personRefFromPath(raw: string): PersonRef | null {
-  if (/^\d{1,15}$/.test(raw)) return { kind: 'id', id: Number(raw) };
-  if (UUID.test(raw)) return { kind: 'uuid', uuid: raw.toLowerCase() };
-  return null;
-}
+/** A person by integer id or uuid (the REST `:id`, parsed by `parsePersonRef`), or by a distinct id (the CLI). */
+export type PersonRef = PersonIdRef | { kind: 'distinct_id'; distinctId: string };
 
 /** The persons read slice's Person view (api-spec "Person" + is_identified), so as-of and live answers compare equal. */
 export type PersonAsOf = PersonView;

@@ -6,9 +6,10 @@ import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import type { PersonView } from '../persons/personView.ts';
-import { personAsOf, personRefFromPath } from './personAsOf.ts';
+import { personAsOf } from './personAsOf.ts';
+import { parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';
-import { TimelineParamError, parseTimelineQuery } from './timelineParams.ts';
+import { parseTimelineQuery } from './timelineParams.ts';
 
 export const AsOfQuery = z.string().describe('ISO 8601 time: the person as it was then (event time, inclusive; see queries/personTimeTravel/README.md)');
 
@@ -32,7 +33,7 @@ const PersonParams = z.object({ project_id: z.string(), id: z.string() });
 export async function answerPersonAsOf(ctx: AppContext, projectId: number, rawId: string, asOf: string): Promise<PersonView> {
   const cutoff = new Date(asOf);
   if (asOf.trim() === '' || Number.isNaN(cutoff.getTime())) fail(validation('invalid_input', `as_of: invalid date "${asOf}"`, 'as_of'));
-  const ref = personRefFromPath(rawId);
+  const ref = parsePersonRef(rawId);
   const person = ref ? await personAsOf(ctx.store, projectId, ref, cutoff) : null;
   if (!person) fail(notFound('Not found.'));
   return person;
@@ -63,14 +64,8 @@ export const personTimeTravelRoutes = (ctx: AppContext): FastifyPluginAsync => a
       response: { 200: PropertiesTimelineView, ...errorResponses },
     },
   }, async (request) => {
-    let params;
-    try {
-      params = parseTimelineQuery(request.query, ctx.now().getTime());
-    } catch (error) {
-      if (error instanceof TimelineParamError) fail(validation('invalid_input', error.message, error.attr));
-      throw error;
-    }
-    const ref = personRefFromPath(request.params.id);
+    const params = parseTimelineQuery(request.query, ctx.now().getTime());
+    const ref = parsePersonRef(request.params.id);
     const timeline = ref ? await propertiesTimeline(ctx.store, projectOf(request).id, ref, params) : null;
     if (!timeline) fail(notFound('Not found.'));
     return timeline;

@@ -1,11 +1,18 @@
+import { DomainFailure, invalidInput } from '../../src/core/errors.ts';
+
 /**
  * Query parameters of GET persons/:id/properties_timeline/ (capture.md §3.10), parsed into what the
  * timeline needs. Times are handled in microseconds because PostHog's effective range ends at
  * 23:59:59.999999. Project time zone: UTC (projects have no time zone setting yet).
  */
-export class TimelineParamError extends Error {
-  constructor(readonly attr: string, message: string) {
-    super(message);
+export class TimelineParamError extends DomainFailure {
+  constructor(attr: string, message: string) {
+    super(invalidInput(message, attr));
+    this.name = 'TimelineParamError';
+  }
+
+  get attr(): string | null {
+    return this.error.attr;
   }
 }
 

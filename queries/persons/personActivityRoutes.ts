@@ -1,3 +1,4 @@
+import { personRefOrThrow } from '../../commands/persons/model/personRef.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -6,7 +7,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
-import { getPerson, personRefOrThrow } from './personQueries.ts';
+import { getPerson } from './personQueries.ts';
 import { PersonActivityEntry, personActivity, type PersonSelector } from './personActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });

@@ -1,6 +1,6 @@
-import { fail, validation } from '../../src/core/errors.ts';
 import type pg from 'pg';
-import { isUuid } from '../events/eventCursor.ts';
+import { isUuid } from '../../src/core/uuid.ts';
+import { isStorable, type PersonRef } from '../../commands/persons/model/personRef.ts';
 import { compilePersonFilters, escapeLike, FilterError, PgParams } from './personFilters.ts';
 import type { PersonRecord } from './personView.ts';
 
@@ -98,30 +98,10 @@ export async function propertyKeys(db: Queryable, where: PersonWhere, limit: num
   return rows.map((r) => r.key);
 }
 
-const MAX_INT = 2_147_483_647;
 
-/** `:id` of persons/:id/: an integer id or a uuid; anything else is the caller's 400. */
-export type PersonRef = { kind: 'id'; id: number } | { kind: 'uuid'; uuid: string };
-export function parsePersonRef(raw: string): PersonRef | null {
-  if (/^\d+$/.test(raw)) return { kind: 'id', id: Number(raw) };
-  if (isUuid(raw)) return { kind: 'uuid', uuid: raw.toLowerCase() };
-  return null;
-}
-
-/** `:id` of a persons route: an integer id or a uuid, else 400 with PostHog's words. */
-export function personRefOrThrow(raw: string): PersonRef {
-  const ref = parsePersonRef(raw);
-  if (ref) return ref;
-  fail(
-    validation(
-      'invalid',
-      `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${raw} instead.`,
-    ),
-  );
-}
 
 export async function getPerson(db: Queryable, projectId: number, ref: PersonRef): Promise<PersonRecord | null> {
-  if (ref.kind === 'id' && ref.id > MAX_INT) return null;
+  if (!isStorable(ref)) return null;
   const { rows } = await db.query<PersonRecord>(
     ref.kind === 'id'
       ? `${SELECT_PERSON} WHERE p.project_id = $1::int AND p.id = $2::int`

@@ -1,3 +1,4 @@
+import { personRefOrThrow } from '../../commands/persons/model/personRef.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -9,7 +10,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { FilterError } from './personFilters.ts';
-import { getPerson, groupTypes, listPersons, personPropertyValues, personRefOrThrow, personWhere } from './personQueries.ts';
+import { getPerson, groupTypes, listPersons, personPropertyValues, personWhere } from './personQueries.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
 import { PersonView, toPersonView } from './personView.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
@@ -36,15 +37,6 @@ const GroupType = z
   .object({ group_type: z.string(), group_type_index: z.number().int(), name_singular: z.string().nullable(), name_plural: z.string().nullable() })
   .meta({ id: 'GroupType' });
 
-/** Filter and regex failures → 400 naming the `properties` parameter. */
-async function answering<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof FilterError) fail(validation('invalid_input', error.message, 'properties'));
-    throw error;
-  }
-}
 
 function parseProperties(raw: string | undefined): unknown {
   if (raw === undefined || raw.trim() === '') return undefined;
@@ -90,10 +82,10 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
       search: q.search,
       properties: parseProperties(q.properties),
     };
-    const where = await answering(async () => personWhere(input));
+    const where = personWhere(input);
     await caughtUp();
-    if (csv) return csvType(reply).send(await answering(() => personsCsvStream(ctx.pool, where, limit, q.offset)));
-    const page = await answering(() => listPersons(ctx.pool, input, { limit, offset: q.offset }));
+    if (csv) return csvType(reply).send(await personsCsvStream(ctx.pool, where, limit, q.offset));
+    const page = await listPersons(ctx.pool, input, { limit, offset: q.offset });
     return { count: page.count, ...pageLinks(request, { limit, offset: q.offset }, page.count), results: page.results.map(toPersonView) };
   });
 

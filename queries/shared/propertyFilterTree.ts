@@ -1,12 +1,14 @@
+import { DomainFailure, invalidInput } from '../../src/core/errors.ts';
+
 /**
  * What the events list (ClickHouse) and the persons list (Postgres) share of PostHog's `properties`
  * parameter: the tree — a JSON list of filters (all must hold), or `{type: "AND"|"OR", values}`
  * groups nested at most 10 deep with at most 100 filters — the operator names (flags.md §3.3) and
  * the checks on filter values. Each list supplies only its SQL dialect.
  */
-export class FilterError extends Error {
+export class FilterError extends DomainFailure {
   constructor(message: string) {
-    super(message);
+    super(invalidInput(message, 'properties'));
     this.name = 'FilterError';
   }
 }

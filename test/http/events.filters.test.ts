@@ -1,6 +1,7 @@
+import { isUuid } from '../../src/core/uuid.ts';
 import { describe, expect, it } from 'vitest';
 import { compilePropertyFilters, FilterError } from '../../queries/events/propertyFilters.ts';
-import { formatTimestamp, isUuid, offsetUrl, parseDateParam, stringList, timestampCursorUrl } from '../../queries/events/eventCursor.ts';
+import { formatTimestamp, offsetUrl, parseDateParam, stringList, timestampCursorUrl } from '../../queries/events/eventCursor.ts';
 import { eventsCsv, selectCsv, toEventView } from '../../queries/events/eventView.ts';
 import { Params } from '../../queries/events/sqlParams.ts';
 import { escapeLike } from '../../queries/shared/propertyFilterTree.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyToWorkingSet, emptyWorkingSet, personUuidFor } from '../../../projections/persons/personsFold.ts';
-import { type PersonRef, personAsOfEvents, personRefFromPath } from '../../../queries/personTimeTravel/personAsOf.ts';
+import { type PersonRef, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
+import { parsePersonRef } from '../../../commands/persons/model/personRef.ts';
 import { T, captured, identify, log, managed } from './fixtures.ts';
 
 const byDistinct = (distinctId: string): PersonRef => ({ kind: 'distinct_id', distinctId });
@@ -146,8 +147,8 @@ describe('integer ids equal the live ones', () => {
 
 describe('path ids', () => {
   it('an integer is an id, a uuid a uuid (lower-cased), anything else nobody', () => {
-    expect(personRefFromPath('42')).toEqual({ kind: 'id', id: 42 });
-    expect(personRefFromPath('0190D7B3-5F1E-7C6A-9C8B-1A2B3C4D5E6F')).toEqual({ kind: 'uuid', uuid: '0190d7b3-5f1e-7c6a-9c8b-1a2b3c4d5e6f' });
-    expect(personRefFromPath('anon')).toBeNull();
+    expect(parsePersonRef('42')).toEqual({ kind: 'id', id: 42 });
+    expect(parsePersonRef('0190D7B3-5F1E-7C6A-9C8B-1A2B3C4D5E6F')).toEqual({ kind: 'uuid', uuid: '0190d7b3-5f1e-7c6a-9c8b-1a2b3c4d5e6f' });
+    expect(parsePersonRef('anon')).toBeNull();
   });
 });
