@@ -20,7 +20,7 @@
  */
 import type pg from 'pg';
 import { compilePersonFilters, PgParams } from '../persons/personFilters.ts';
-import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../shared/propertyFilterTree.ts';
+import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../../projections/shared/propertyFilterTree.ts';
 import { checkRegexes } from '../persons/personQueries.ts';
 import type { Expr } from './hogqlParser.ts';
 import { parseExpr } from './hogqlParser.ts';

@@ -9,7 +9,7 @@ import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type 
 import { HogQLError } from './hogqlTokenizer.ts';
 import { compilePropertyFilters } from './propertyFilters.ts';
 import { dateTimeParamSql, Params, propertySql } from './sqlParams.ts';
-import { escapeLike } from '../shared/propertyFilterTree.ts';
+import { escapeLike } from '../../projections/shared/propertyFilterTree.ts';
 import { EVENT_COLUMNS_SQL, type EventRow, type EventView, selectValue, toEventView } from './eventView.ts';
 
 export type ListInput = Readonly<{

@@ -21,9 +21,9 @@ import { HogQLError } from './hogqlTokenizer.ts';
 import { dateTimeParamSql, type Params, propertySql } from './sqlParams.ts';
 import {
   type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, isRecord, operatorOf, requireValue,
-} from '../shared/propertyFilterTree.ts';
+} from '../../projections/shared/propertyFilterTree.ts';
 
-export { FilterError, OPERATORS } from '../shared/propertyFilterTree.ts';
+export { FilterError, OPERATORS } from '../../projections/shared/propertyFilterTree.ts';
 
 function eventFilter(f: Record<string, unknown>, path: string, params: Params, now: Date): string {
   const type = f.type ?? 'event';

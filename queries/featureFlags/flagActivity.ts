@@ -1,3 +1,4 @@
+import { accessReader } from '../../projections/access/accessReader.ts';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/core/event.ts';
@@ -95,7 +96,7 @@ export async function flagActivity(store: EventStore, pool: pg.Pool, projectId: 
   const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
   const created = events[0];
   if (!created || created.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId) return undefined;
-  return activityPage(pool, activityOf(events), page);
+  return activityPage(accessReader(pool), activityOf(events), page);
 }
 
 /** Activity of every flag of a project, newest first, read from the flag streams in log order. */
@@ -107,5 +108,5 @@ export async function allFlagsActivity(store: EventStore, pool: pg.Pool, project
     list.push(e as RecordedEvent<FeatureFlagEvent>);
     byStream.set(e.streamName, list);
   }
-  return activityPage(pool, [...byStream.values()].flatMap(activityOf), page);
+  return activityPage(accessReader(pool), [...byStream.values()].flatMap(activityOf), page);
 }

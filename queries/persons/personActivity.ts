@@ -1,3 +1,4 @@
+import { accessReader } from '../../projections/access/accessReader.ts';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/core/event.ts';
@@ -87,5 +88,5 @@ export async function personActivity(
     if (event.data.projectId !== projectId || (only && !matches(only, event.data))) continue;
     entries.push(personActivityOf(event));
   }
-  return activityPage(pool, entries, page);
+  return activityPage(accessReader(pool), entries, page);
 }

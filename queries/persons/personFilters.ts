@@ -21,9 +21,9 @@
 import { parseDateParam } from '../events/eventCursor.ts';
 import {
   type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, operatorOf, requireValue,
-} from '../shared/propertyFilterTree.ts';
+} from '../../projections/shared/propertyFilterTree.ts';
 
-export { FilterError, escapeLike } from '../shared/propertyFilterTree.ts';
+export { FilterError, escapeLike } from '../../projections/shared/propertyFilterTree.ts';
 
 /** Positional bind parameters for one statement. */
 export class PgParams {

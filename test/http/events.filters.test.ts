@@ -4,7 +4,7 @@ import { compilePropertyFilters, FilterError } from '../../queries/events/proper
 import { formatTimestamp, offsetUrl, parseDateParam, stringList, timestampCursorUrl } from '../../queries/events/eventCursor.ts';
 import { eventsCsv, selectCsv, toEventView } from '../../queries/events/eventView.ts';
 import { Params } from '../../queries/events/sqlParams.ts';
-import { escapeLike } from '../../queries/shared/propertyFilterTree.ts';
+import { escapeLike } from '../../projections/shared/propertyFilterTree.ts';
 
 const NOW = new Date('2024-03-31T12:00:00.000Z');
 const compile = (input: unknown) => {
