@@ -7,7 +7,8 @@ import { groupTypesLookup } from './persons/groupTypesLookup.ts';
 import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
 import { personsProjection } from './persons/personsProjection.ts';
-import { deletedEventsLookup, eventDeletionsProjection } from '../commands/persons/eventDeletionQueue.ts';
+import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
+import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
 
 /** The one list the server, the CLI's rebuild and the migrations use. */
 export const pgProjections: readonly PgProjection[] = [accessProjection, featureFlagsProjection, ingestionWarningsProjection, personsProjection, eventDeletionsProjection];

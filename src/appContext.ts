@@ -45,7 +45,7 @@ export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<numbe
  * Read-your-writes for queries: waits (bounded) until each named read model has applied the newest
  * event of the log that `filter` selects, so whatever was appended before the request is visible.
  */
-export async function awaitNewest(ctx: AppContext, filter: AllFilter, ...readModels: ReadModel[]): Promise<boolean> {
+export async function awaitNewest(ctx: Pick<AppContext, 'store' | 'awaitProjection'>, filter: AllFilter, ...readModels: ReadModel[]): Promise<boolean> {
   const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter });
   const applied = await Promise.all(readModels.map((p) => ctx.awaitProjection(p, newest?.position)));
   return applied.every(Boolean);

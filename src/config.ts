@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from '../commands/persons/eventDeletionScheduler.ts';
+import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from './core/cron.ts';
 
 const url = (protocols: string[]) =>
   z

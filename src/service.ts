@@ -15,8 +15,8 @@ import { createProjectResolver } from '../commands/capture/resolveProject.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
-import { runEventDeletions } from '../commands/persons/eventDeletionJob.ts';
-import { scheduleEventDeletions } from '../commands/persons/eventDeletionScheduler.ts';
+import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
+import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
 
 export type Service = Readonly<{
   app: FastifyInstance;

@@ -4,7 +4,7 @@ import { type DomainError, notFound, validation } from '../../src/core/errors.ts
 import type {
   PersonDeleted, PersonEvent, PersonEventDeletionEvent, PersonEventsDeletionQueued,
   PersonPropertiesUpdated, PersonPropertyDeleted, PersonSplit,
-} from './personEvents.ts';
+} from './model/personEvents.ts';
 
 /**
  * What the persons read model showed when the command was decided. Persons are a fold of every

@@ -85,7 +85,7 @@ export type DeletedEventsLookup = (fromPosition: bigint) => Promise<ReadonlyMap<
  * The events projection minus deleted events: an event is left out when its (project, distinct
  * id) was deleted up to a position at or after its own. The deletion job removes such events
  * from ClickHouse once; this keeps a replay of the log (a rebuild) from writing them again. The
- * lookup reads a Postgres read model of completed deletions (commands/persons/eventDeletionQueue.ts)
+ * lookup reads a Postgres read model of completed deletions (projections/eventDeletions/)
  * once per batch.
  */
 export const skippingDeletedEvents = (projection: ChProjection, deleted: DeletedEventsLookup): ChProjection => ({

@@ -43,9 +43,6 @@ export function applyPersonUpdate(current: Properties, update: PersonUpdate): Pr
   return next ?? current;
 }
 
-export const isEmptyUpdate = (u: PersonUpdate) =>
-  Object.keys(u.set).length === 0 && Object.keys(u.setOnce).length === 0 && u.unset.length === 0;
-
 /** Ids PostHog refuses to merge on (capture.md §2.3): they would glue unrelated users together. */
 const ILLEGAL_CASE_INSENSITIVE = new Set(['anonymous', 'guest', 'distinctid', 'distinct_id', 'id', 'not_authenticated', 'email', 'undefined', 'true', 'false']);
 const ILLEGAL_CASE_SENSITIVE = new Set(['[object Object]', 'NaN', 'None', 'none', 'null', '0', 'undefined']);

@@ -1,8 +1,11 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
-import type { PersonEvent } from '../../commands/persons/personEvents.ts';
+import type { EventCaptured, EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import { type Properties, applyPersonUpdate, isDistinctIdIllegal, personUpdateOf } from './personUpdates.ts';
+
+/** What the fold reads: captured events and person management events (the projection's filter). */
+export type PersonsFoldEvent = EventCaptured | PersonEvent;
 
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
 /** PostHog's person UUID for a distinct id, so ids agree with PostHog's clients and exports. */

@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { PgProjection } from '../../src/processing/projection.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import {
-  type GroupRow, type PersonRow, type WorkingSet, PERSON_UUID_NAMESPACE,
+  type GroupRow, type PersonRow, type PersonsFoldEvent, type WorkingSet, PERSON_UUID_NAMESPACE,
   applyToWorkingSet, emptyWorkingSet, groupKeyOf, keysOf, mappingKey, personUuidFor,
 } from './personsFold.ts';
 
@@ -156,7 +156,7 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
  * Persons and groups from the log: a deterministic fold in log order (captured events and person
  * management events), so a rebuild gives the same integer ids, uuids and properties.
  */
-export const personsProjection: PgProjection = {
+export const personsProjection = pgProjection<PersonsFoldEvent>({
   name: 'persons',
   version: 1,
   tables: ['persons', 'person_distinct_ids', 'group_type_mapping', 'groups', 'person_ingestion_warnings', 'persons_counters'],
@@ -171,4 +171,4 @@ export const personsProjection: PgProjection = {
     for (const e of events) applyToWorkingSet(ws, e);
     await save(tx, ws);
   },
-};
+});

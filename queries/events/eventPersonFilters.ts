@@ -1,8 +1,8 @@
 /**
  * Person conditions of the events list: `properties` filters of `type: "person"` and HogQL `where`
  * conditions on `person.properties.<key>`. Events live in ClickHouse, persons in Postgres, so each
- * person condition is evaluated against the persons read model (project-scoped, with
- * `queries/persons/personFilters.ts`) and becomes a set of distinct ids, which restricts the
+ * person condition is evaluated against the persons read model (project-scoped, through
+ * `projections/persons/personsReader.ts`) and becomes a set of distinct ids, which restricts the
  * ClickHouse query as `has({pN:Array(String)}, distinct_id)`. An event matches a person condition
  * when the person its distinct id belongs to *now* matches (merged persons: the events of every
  * distinct id of the person).
@@ -19,9 +19,8 @@
  *   (see `PERSON_PROPERTIES_WHERE`); anywhere else the HogQL compiler answers 400.
  */
 import type pg from 'pg';
-import { compilePersonFilters, PgParams } from '../persons/personFilters.ts';
+import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
 import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../../projections/shared/propertyFilterTree.ts';
-import { checkRegexes } from '../persons/personQueries.ts';
 import type { Expr } from './hogqlParser.ts';
 import { parseExpr } from './hogqlParser.ts';
 import { about, checkItems, type WhereItem } from './hogqlQuery.ts';
@@ -223,33 +222,22 @@ function fail(c: PersonCondition, message: string): never {
 }
 
 /** One condition → the distinct ids it selects (or, when a person-less event would match, those it rejects). */
-async function resolve(pool: pg.Pool, projectId: number, now: Date, c: PersonCondition): Promise<PersonIdSet> {
-  const params = new PgParams();
-  const project = params.add(projectId, 'int');
-  const empty = new PgParams();
-  let compiled, onEmpty;
+async function resolve(persons: PersonsReader, projectId: number, now: Date, c: PersonCondition): Promise<PersonIdSet> {
+  let ids: string[], emptyMatches: boolean;
   try {
-    compiled = compilePersonFilters(c.filters, params, now, 'p.properties');
-    onEmpty = compilePersonFilters(c.filters, empty, now, `'{}'::jsonb`);
-    if (compiled) await checkRegexes(pool, compiled.regexes);
+    const empty = await persons.emptyPersonMatches(c.filters, now);
+    if (empty === null) return { ids: [], negated: true }; // restricts nothing
+    // the condition an event's person must meet; a person-less event meets it when `emptyMatches`
+    emptyMatches = empty !== c.negate;
+    ids = await persons.distinctIdsByFilters(projectId, c.filters, now, emptyMatches === c.negate, MAX_PERSON_FILTER_IDS + 1);
   } catch (error) {
     if (error instanceof FilterError) fail(c, error.message);
     throw error;
   }
-  if (!compiled || !onEmpty) return { ids: [], negated: true }; // restricts nothing
-  const { rows: [first] } = await pool.query<{ m: boolean }>(`SELECT COALESCE((${onEmpty.sql}), false) AS m`, empty.values);
-  // the condition an event's person must meet; a person-less event meets it when `emptyMatches`
-  const emptyMatches = first!.m !== c.negate;
-  const wanted = emptyMatches === c.negate ? `COALESCE((${compiled.sql}), false)` : `NOT COALESCE((${compiled.sql}), false)`;
-  const { rows } = await pool.query<{ distinct_id: string }>(
-    `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id AND p.project_id = d.project_id
-      WHERE d.project_id = ${project} AND ${wanted} LIMIT ${params.add(MAX_PERSON_FILTER_IDS + 1, 'int')}`,
-    params.values,
-  );
-  if (rows.length > MAX_PERSON_FILTER_IDS) {
+  if (ids.length > MAX_PERSON_FILTER_IDS) {
     fail(c, `${c.attr === 'properties' ? 'properties: ' : ''}the person condition selects more than ${MAX_PERSON_FILTER_IDS} distinct ids; narrow it`);
   }
-  return { ids: rows.map((r) => r.distinct_id), negated: emptyMatches };
+  return { ids, negated: emptyMatches };
 }
 
 export type PersonFiltered = Readonly<{
@@ -268,7 +256,8 @@ export async function resolvePersonFilters(
 ): Promise<PersonFiltered> {
   const properties = splitPropertyFilters(input.properties);
   const where = splitWhere(input.where);
+  const persons = personsReader(pool);
   const personIdSets: PersonIdSet[] = [];
-  for (const c of [...properties.person, ...where.person]) personIdSets.push(await resolve(pool, input.projectId, input.now, c));
+  for (const c of [...properties.person, ...where.person]) personIdSets.push(await resolve(persons, input.projectId, input.now, c));
   return { properties: properties.properties, where: where.where, personIdSets };
 }

@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
-import { type PersonEvent, personEventTypes } from '../../commands/persons/personEvents.ts';
+import { type PersonEvent, personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import type { WorkingSet } from '../../projections/persons/personsFold.ts';
 
 /** Exactly the events the persons projection folds (its `filter`), so a replay reproduces it. */

@@ -2,7 +2,7 @@ import type { PersonRef as PersonIdRef } from '../../commands/persons/model/pers
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
-import { type PersonView, toPersonView } from '../persons/personView.ts';
+import { type PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
 import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
 
 /**

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
-import type { PersonView } from '../persons/personView.ts';
+import type { PersonView } from '../../commands/persons/model/personView.ts';
 import { personAsOf } from './personAsOf.ts';
 import { parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';

@@ -5,7 +5,7 @@ import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 import { activityPage } from '../shared/activityPage.ts';
-import { PERSON_CATEGORY, type PersonEvent, personEventTypes } from '../../commands/persons/personEvents.ts';
+import { PERSON_CATEGORY, type PersonEvent, personEventTypes } from '../../commands/persons/model/personEvents.ts';
 
 export const PersonActivityChange = z.object({
   type: z.literal('Person'),

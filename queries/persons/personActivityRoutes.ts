@@ -7,7 +7,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
-import { getPerson } from './personQueries.ts';
+import { personsReader } from '../../projections/persons/personsReader.ts';
 import { PersonActivityEntry, personActivity, type PersonSelector } from './personActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -34,7 +34,7 @@ export const personActivityRoutes = (ctx: AppContext): FastifyPluginAsync => asy
   }, async (request) => {
     const projectId = projectOf(request).id;
     const ref = personRefOrThrow(request.params.id);
-    const person = await getPerson(ctx.pool, projectId, ref);
+    const person = await personsReader(ctx.pool).getPerson(projectId, ref);
     // A deleted person is gone from the read model; its activity stays in the log.
     const only: PersonSelector = person
       ? { personId: person.id, personUuid: person.uuid }

@@ -9,10 +9,10 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
-import { FilterError } from './personFilters.ts';
-import { getPerson, groupTypes, listPersons, personPropertyValues, personWhere } from './personQueries.ts';
+import { personWhere } from '../../projections/persons/personFilters.ts';
+import { personsReader } from '../../projections/persons/personsReader.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
-import { PersonView, toPersonView } from './personView.ts';
+import { PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
 
 export const MAX_LIMIT = 1000;
@@ -59,6 +59,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   const app = base.withTypeProvider<ZodTypeProvider>();
   const prefix = '/api/projects/:project_id/persons';
   const read = { scope: 'person:read' };
+  const persons = personsReader(ctx.pool);
   const caughtUp = () => awaitNewest(ctx, personsProjection.filter, personsProjection);
 
   app.get(`${prefix}/`, {
@@ -84,8 +85,8 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     };
     const where = personWhere(input);
     await caughtUp();
-    if (csv) return csvType(reply).send(await personsCsvStream(ctx.pool, where, limit, q.offset));
-    const page = await listPersons(ctx.pool, input, { limit, offset: q.offset });
+    if (csv) return csvType(reply).send(await personsCsvStream(persons, where, limit, q.offset));
+    const page = await persons.listPersons(where, { limit, offset: q.offset });
     return { count: page.count, ...pageLinks(request, { limit, offset: q.offset }, page.count), results: page.results.map(toPersonView) };
   });
 
@@ -106,7 +107,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
   }, async (request, reply) => {
     const q = request.query;
     await caughtUp();
-    const values = await personPropertyValues(ctx.pool, projectOf(request).id, q.key, q.value, q.limit);
+    const values = await persons.propertyValues(projectOf(request).id, q.key, q.value, q.limit);
     if (q.format === 'csv') return csvType(reply).send(stringify([['name', 'count'], ...values.map((v) => [v.name, String(v.count)])]));
     return values;
   });
@@ -125,7 +126,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     const ref = personRefOrThrow(id);
     if (request.query.as_of !== undefined) return answerPersonAsOf(ctx, projectOf(request).id, id, request.query.as_of); // time travel, from the log
     await caughtUp();
-    const person = await getPerson(ctx.pool, projectOf(request).id, ref);
+    const person = await persons.getPerson(projectOf(request).id, ref);
     if (!person) fail(notFound());
     if (request.query.format === 'csv') {
       const keys = Object.keys(person.properties).sort();
@@ -144,7 +145,7 @@ export const personQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async 
     },
   }, async (request) => {
     await caughtUp();
-    const types = await groupTypes(ctx.pool, projectOf(request).id);
+    const types = await persons.groupTypes(projectOf(request).id);
     return types.map((t) => ({ ...t, name_singular: null, name_plural: null }));
   });
 };

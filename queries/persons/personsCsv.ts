@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { stringify, type Stringifier } from 'csv-stringify';
-import type pg from 'pg';
-import { checkRegexes, personPage, type PersonWhere, propertyKeys } from './personQueries.ts';
-import { type PersonRecord, toPersonView } from './personView.ts';
+import { type PersonRecord, toPersonView } from '../../commands/persons/model/personView.ts';
+import type { PersonWhere } from '../../projections/persons/personFilters.ts';
+import type { PersonsReader } from '../../projections/persons/personsReader.ts';
 
 const FIXED = ['id', 'uuid', 'name', 'distinct_ids', 'is_identified', 'created_at'] as const;
 const PAGE = 1000;
@@ -41,16 +41,14 @@ const writable = (out: Stringifier) =>
  * (REPEATABLE READ), so the header's property columns cover every row written, page by page,
  * with backpressure; a client that goes away ends the read.
  */
-export async function personsCsvStream(pool: pg.Pool, where: PersonWhere, limit: number, offset: number): Promise<Readable> {
-  const client = await pool.connect();
+export async function personsCsvStream(persons: PersonsReader, where: PersonWhere, limit: number, offset: number): Promise<Readable> {
+  const snapshot = await persons.snapshot();
   let keys: string[];
   try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    await checkRegexes(client, where.regexes);
-    keys = await propertyKeys(client, where, limit, offset);
+    await snapshot.checkRegexes(where.regexes);
+    keys = await snapshot.propertyKeys(where, limit, offset);
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release();
+    await snapshot.end(false);
     throw error;
   }
   const out = stringify({ eof: true });
@@ -60,7 +58,7 @@ export async function personsCsvStream(pool: pg.Pool, where: PersonWhere, limit:
     try {
       for (let done = 0; done < limit; ) {
         const want = Math.min(PAGE, limit - done);
-        const rows = await personPage(client, where, want, offset + done);
+        const rows = await snapshot.page(where, want, offset + done);
         for (const row of rows) if (!out.write(csvRow(row, keys)) && !(await writable(out))) return;
         done += rows.length;
         if (rows.length < want) break;
@@ -70,8 +68,7 @@ export async function personsCsvStream(pool: pg.Pool, where: PersonWhere, limit:
       failed = error;
       out.destroy(error as Error);
     } finally {
-      await client.query(failed === undefined ? 'COMMIT' : 'ROLLBACK').catch(() => undefined);
-      client.release();
+      await snapshot.end(failed === undefined);
     }
   })();
   return out;

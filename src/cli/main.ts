@@ -9,9 +9,10 @@ import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
 import { addProjectMember, createPersonalApiKey, createProject, createRole, ensureUser } from '../../commands/access/accessCommands.ts';
 import { ACCESS_LEVEL } from '../../commands/access/accessEvents.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
-import { runEventDeletions } from '../../commands/persons/eventDeletionJob.ts';
+import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options] [--json]
   project create --name NAME [--owner EMAIL]
@@ -102,10 +103,11 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
     const distinctId = arg ?? '';
     if (!distinctId) throw new UsageError('missing the distinct id');
     if (o.project !== undefined && !/^\d+$/.test(o.project)) throw new UsageError('--project must be a project id');
-    const { rows } = await ctx.pool.query<{ id: number }>(o.project ? 'SELECT id FROM projects WHERE id = $1' : 'SELECT id FROM projects ORDER BY id LIMIT 1', o.project ? [Number(o.project)] : []);
-    if (!rows[0]) throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
-    const history = await personHistory(ctx.store, rows[0].id, distinctId);
-    if (!history) throw new NotFound(`no person with distinct id "${distinctId}" in project ${rows[0].id}`);
+    const access = accessReader(ctx.pool);
+    const projectId = o.project ? ((await access.projectExists(Number(o.project))) ? Number(o.project) : undefined) : await access.firstProjectId();
+    if (projectId === undefined) throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
+    const history = await personHistory(ctx.store, projectId, distinctId);
+    if (!history) throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
     return { json: history, text: formatHistory(history, distinctId) };
   }
   throw new UsageError(`unknown command "${words.join(' ')}"`);

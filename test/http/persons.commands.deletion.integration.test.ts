@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runEventDeletions } from '../../commands/persons/eventDeletionJob.ts';
+import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
 import { chProjectionsFor } from '../../projections/registry.ts';
 import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
 import { createClickHouseProjectionRunner } from '../../src/processing/clickhouseProjectionRunner.ts';
 import { type ClickHouse, openClickHouse } from '../../src/runtime/clickhouse.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { capture, eventsOf, getPerson, identifiedPerson, personByDistinctId, personsPath, uniqueId } from '../commands/persons/personHttp.ts';
+import { capture, eventsOf, getPerson, identifiedPerson, personByDistinctId, personsPath, uniqueId } from '../support/personHttp.ts';
 import { expectError, expectValidation } from './helpers.ts';
 
 /**

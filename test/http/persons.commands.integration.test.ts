@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { capture, getPerson, identifiedPerson, personByDistinctId, personsPath } from '../commands/persons/personHttp.ts';
+import { capture, getPerson, identifiedPerson, personByDistinctId, personsPath } from '../support/personHttp.ts';
 import { expectError, expectValidation, linkPath, newUser } from './helpers.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectValidation, followPages, linkPath } from './helpers.ts';
 

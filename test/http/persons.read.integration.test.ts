@@ -2,8 +2,8 @@ import { PostHog as PostHogV4 } from 'posthog-node-v4';
 import { PostHog as PostHogV5 } from 'posthog-node-v5';
 import { v5 as uuidv5 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { personEventTypes } from '../../commands/persons/personEvents.ts';
-import { personSummariesForDistinctIds } from '../../queries/persons/personSummary.ts';
+import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
+import { personsReader } from '../../projections/persons/personsReader.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { createProject } from '../../commands/access/accessCommands.ts';
 import { adminUserId, expectError, expectValidation, newProject, newUser } from './helpers.ts';
@@ -73,10 +73,10 @@ describe('identity from capture', () => {
     expect(all.body.count).toBe(1);
 
     // the events REST `person` field: first attached id only, email/name/username only
-    const summaries = await personSummariesForDistinctIds(t.service.stores.pool, t.projectId, [anon, user, 'nobody', anon]);
+    const summaries = await personsReader(t.service.stores.pool).summariesForDistinctIds(t.projectId, [anon, user, 'nobody', anon]);
     const summary = { is_identified: true, distinct_ids: [anon], properties: { email: `${user}@example.com` } };
     expect(Object.fromEntries(summaries)).toEqual({ [anon]: summary, [user]: summary });
-    expect((await personSummariesForDistinctIds(t.service.stores.pool, t.projectId + 1000, [anon])).size).toBe(0);
+    expect((await personsReader(t.service.stores.pool).summariesForDistinctIds(t.projectId + 1000, [anon])).size).toBe(0);
   });
 
   it('posthog-node identify, alias and groupIdentify', async () => {

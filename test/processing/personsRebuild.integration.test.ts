@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { personEventTypes } from '../../commands/persons/personEvents.ts';
+import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { rebuildProjection } from '../../src/processing/rebuildProjection.ts';
 import { startTestService, type TestService } from '../support/testService.ts';

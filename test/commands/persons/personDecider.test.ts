@@ -3,7 +3,7 @@ import {
   type DeletePerson, type DeletePersonProperty, type PersonFacts, type SplitPerson, type UpdatePersonProperties,
   personDecider,
 } from '../../../commands/persons/personDecider.ts';
-import type { PersonDeleted, PersonEventsDeleted } from '../../../commands/persons/personEvents.ts';
+import type { PersonDeleted, PersonEventsDeleted } from '../../../commands/persons/model/personEvents.ts';
 import { DeciderSpecification } from '../../support/deciderSpec.ts';
 
 const given = DeciderSpecification.for(personDecider);

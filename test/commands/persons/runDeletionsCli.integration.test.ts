@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../../../src/runtime/clickhouse.ts';
 import { startTestService, type TestService } from '../../support/testService.ts';
-import { eventsOf, identifiedPerson, personsPath } from './personHttp.ts';
+import { eventsOf, identifiedPerson, personsPath } from '../../support/personHttp.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { applyToWorkingSet, emptyWorkingSet, personUuidFor } from '../../../projections/persons/personsFold.ts';
 import { type PersonRef, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
 import { parsePersonRef } from '../../../commands/persons/model/personRef.ts';
-import { T, captured, identify, log, managed } from './fixtures.ts';
+import { T, captured, identify, log, managed } from '../../support/personLog.ts';
 
 const byDistinct = (distinctId: string): PersonRef => ({ kind: 'distinct_id', distinctId });
 const asOf = (events: ReturnType<typeof log>, ref: PersonRef, at: string, projectId = 1) => personAsOfEvents(events, projectId, ref, at);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { personUuidFor } from '../../../projections/persons/personsFold.ts';
 import { PersonHistoryFold, formatHistory } from '../../../queries/personTimeTravel/personHistory.ts';
-import { T, captured, identify, log, managed } from './fixtures.ts';
+import { T, captured, identify, log, managed } from '../../support/personLog.ts';
 
 const history = (events: ReturnType<typeof log>, distinctId: string, projectId = 1) => {
   const fold = new PersonHistoryFold(projectId);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PersonRef } from '../../../queries/personTimeTravel/personAsOf.ts';
 import { TimelineFold } from '../../../queries/personTimeTravel/propertiesTimeline.ts';
 import { type RawTimelineQuery, TimelineParamError, isoformatUs, parseTimelineQuery } from '../../../queries/personTimeTravel/timelineParams.ts';
-import { captured, identify, log } from './fixtures.ts';
+import { captured, identify, log } from '../../support/personLog.ts';
 
 const NOW = Date.parse('2020-01-09T21:37:00Z');
 const bar = JSON.stringify([{ key: 'bar', value: 'xyz', type: 'person' }]);

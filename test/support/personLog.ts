@@ -1,10 +1,10 @@
-import type { RecordedEvent } from '../../../src/core/event.ts';
-import type { EventCapturedData } from '../../../commands/capture/eventCaptured.ts';
-import type { PersonEvent } from '../../../commands/persons/personEvents.ts';
-import { personUuidFor } from '../../../projections/persons/personsFold.ts';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
+import { personUuidFor } from '../../projections/persons/personsFold.ts';
 
 /**
- * Hand-made logs for the time-travel unit tests: each builder returns a recorded event whose
+ * Hand-made logs for the persons fold and time-travel unit tests: each builder returns a recorded event whose
  * position is its index in the list (log order), with event time `ts`.
  */
 export type Captured = {

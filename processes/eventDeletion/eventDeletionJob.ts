@@ -5,9 +5,11 @@ import type { EventStore, StreamAppend } from '../../src/eventStore/eventStore.t
 import { chCheckpointId } from '../../src/processing/clickhouseProjection.ts';
 import { readCheckpoint } from '../../src/processing/projection.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { deletePersonEvents } from '../../projections/events/deletePersonEvents.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
-import { countWaitingDeletions, eventDeletionsProjection, pendingDeletions, type QueuedDeletion } from './eventDeletionQueue.ts';
-import { type PersonEventsDeleted, personStream } from './personEvents.ts';
+import { eventDeletionsProjection } from '../../projections/eventDeletions/eventDeletionsProjection.ts';
+import { eventDeletionsReader, type QueuedDeletion } from '../../projections/eventDeletions/eventDeletionsReader.ts';
+import { type PersonEventsDeleted, personStream } from '../../commands/persons/model/personEvents.ts';
 
 export type EventDeletionDeps = Readonly<{
   store: EventStore;
@@ -33,10 +35,11 @@ const LOCK = 'hogstream-event-deletions';
 const NAMESPACE = '6f1c7a52-3c1e-4d8e-9a57-5d0c1b3e2a10';
 
 /**
- * Runs the queue: for each batch of entries, one ClickHouse mutation removes the captured events
- * of their (project, distinct id) at or below the entry's log position, then PersonEventsDeleted
- * is appended per entry (ids derived from the entry, so a re-run after a crash appends nothing
- * twice). Only entries whose events the ClickHouse projection has all written are taken:
+ * A process manager, not a command handler: no request asks for it; on a schedule it reads the
+ * queue read model, acts on ClickHouse and records the outcome as events. For each batch of
+ * entries, one ClickHouse mutation removes the captured events of their (project, distinct id) at
+ * or below the entry's log position, then PersonEventsDeleted is appended per entry (ids derived
+ * from the entry, so a re-run after a crash appends nothing twice). Only entries whose events the ClickHouse projection has all written are taken:
  * otherwise one of them could land after the DELETE. One run at a time across processes.
  */
 export async function runEventDeletions(deps: EventDeletionDeps): Promise<EventDeletionRun> {
@@ -68,43 +71,18 @@ async function clickHouseReach(deps: EventDeletionDeps): Promise<bigint> {
 }
 
 async function runLocked(deps: EventDeletionDeps): Promise<EventDeletionRun> {
+  const queue = eventDeletionsReader(deps.pool);
   const reached = await clickHouseReach(deps);
   const done: string[] = [];
   for (;;) {
-    const batch = await pendingDeletions(deps.pool, reached, deps.batchSize ?? 500, done);
+    const batch = await queue.pendingDeletions(reached, deps.batchSize ?? 500, done);
     if (batch.length === 0) break;
-    await deleteFromClickHouse(deps.clickhouse, batch);
+    await deletePersonEvents(deps.clickhouse, batch);
     const position = await recordDeleted(deps, batch);
     await deps.awaitProjection?.(eventDeletionsProjection, position);
     done.push(...batch.map((b) => b.id));
   }
-  return { ran: true, deleted: done.length, waiting: await countWaitingDeletions(deps.pool, reached) };
-}
-
-/** `ALTER TABLE … DELETE` rewrites the parts (the rows are gone from disk, not just hidden); `mutations_sync=2` waits for it. */
-async function deleteFromClickHouse(ch: ClickHouse, batch: readonly QueuedDeletion[]): Promise<void> {
-  const limits = new Map<string, bigint>();
-  for (const entry of batch) {
-    for (const d of entry.distinctIds) {
-      const key = `${entry.projectId}:${d}`;
-      const current = limits.get(key);
-      if (current === undefined || entry.upToPosition > current) limits.set(key, entry.upToPosition);
-    }
-  }
-  if (limits.size === 0) return;
-  await ch.client.command({
-    query: `ALTER TABLE ${ch.database}.events DELETE
-             WHERE team_id IN {teams:Array(Int64)} AND distinct_id IN {ids:Array(String)}
-               AND indexOf({keys:Array(String)}, concat(toString(team_id), ':', distinct_id)) > 0
-               AND _offset <= toUInt64(arrayElement({limits:Array(String)}, indexOf({keys:Array(String)}, concat(toString(team_id), ':', distinct_id))))`,
-    query_params: {
-      teams: [...new Set(batch.map((b) => b.projectId))],
-      ids: [...new Set(batch.flatMap((b) => b.distinctIds))],
-      keys: [...limits.keys()],
-      limits: [...limits.values()].map(String),
-    },
-    clickhouse_settings: { mutations_sync: '2' },
-  });
+  return { ran: true, deleted: done.length, waiting: await queue.countWaitingDeletions(reached) };
 }
 
 async function recordDeleted(deps: EventDeletionDeps, batch: readonly QueuedDeletion[]): Promise<bigint> {

@@ -1,17 +1,5 @@
 import { Cron } from 'croner';
 
-/** PostHog's default: queued person-event deletions run weekly, Sunday 05:00 UTC. */
-export const DEFAULT_EVENT_DELETION_SCHEDULE = '0 5 * * 0';
-
-export const isValidCron = (pattern: string): boolean => {
-  try {
-    new Cron(pattern, { timezone: 'UTC', paused: true }).stop();
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 export type EventDeletionScheduler = Readonly<{
   nextRun(): Date | null;
   /** stops the timer and waits for a run in progress */

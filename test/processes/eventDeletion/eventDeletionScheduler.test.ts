@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron, scheduleEventDeletions } from '../../../commands/persons/eventDeletionScheduler.ts';
+import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from '../../../src/core/cron.ts';
+import { scheduleEventDeletions } from '../../../processes/eventDeletion/eventDeletionScheduler.ts';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 describe('event deletion schedule', () => {

@@ -1,4 +1,4 @@
-import type { Event } from '../../src/core/event.ts';
+import type { Event } from '../../../src/core/event.ts';
 
 /**
  * Person management facts. They name the person by a distinct id it had when the command was
@@ -32,7 +32,7 @@ export const personStream = (projectId: number, personUuid: string) => `person-$
 /**
  * `DELETE persons/:id/?delete_events=true` appends this right after PersonDeleted: the person's
  * captured events (those of `distinctIds`, up to this event's own log position) are queued for
- * deletion from ClickHouse. The deletion job runs later (commands/persons/eventDeletionJob.ts).
+ * deletion from ClickHouse. The deletion job runs later (processes/eventDeletion/eventDeletionJob.ts).
  */
 export type PersonEventsDeletionQueued = Event<'PersonEventsDeletionQueued', {
   projectId: number;

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { TestService } from '../../support/testService.ts';
+import type { TestService } from './testService.ts';
 
 /** Helpers of the persons command suites (test/http/persons.commands*.test.ts): real capture, then REST. */
 let seq = 0;

@@ -1,5 +1,6 @@
 /**
- * The `properties` parameter of the persons list → one Postgres condition over `p.properties` (jsonb).
+ * The persons list's WHERE clause (`personWhere`), and its `properties` parameter → one Postgres
+ * condition over `p.properties` (jsonb). SQL builders of the persons reader (`personsReader.ts`).
  *
  * Accepted: a JSON list of filters (all must hold), or a group `{type: "AND"|"OR", values: [...]}`
  * whose values are filters or groups. A filter is `{key, value, operator, type}`. Only person
@@ -18,12 +19,11 @@
  * Every user value and every key travels as a bind parameter (`properties ->> $n::text`); the SQL
  * text is built only from our own fragments.
  */
-import { parseDateParam } from '../events/eventCursor.ts';
+import { isUuid } from '../../src/core/uuid.ts';
+import { parseDateParam } from '../shared/dateParam.ts';
 import {
   type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, operatorOf, requireValue,
-} from '../../projections/shared/propertyFilterTree.ts';
-
-export { FilterError, escapeLike } from '../../projections/shared/propertyFilterTree.ts';
+} from '../shared/propertyFilterTree.ts';
 
 /** Positional bind parameters for one statement. */
 export class PgParams {
@@ -123,4 +123,45 @@ export function compilePersonFilters(input: unknown, params: PgParams, now: Date
     combine: (op, parts) => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : `(${parts.join(op === 'AND' ? ' AND ' : ' OR ')})`),
   });
   return sql === null ? null : { sql, regexes };
+}
+
+export type PersonListInput = Readonly<{
+  projectId: number;
+  now: Date;
+  distinctId?: string | undefined;
+  email?: string | undefined;
+  search?: string | undefined;
+  /** the parsed `properties` parameter */
+  properties?: unknown;
+}>;
+
+/** The WHERE clause of the persons list, with its parameters (persons alias `p`). */
+export type PersonWhere = { sql: string; params: PgParams; regexes: string[] };
+
+const distinctIdOwner = (params: PgParams, projectParam: string, distinctId: string) =>
+  `p.id = (SELECT d.person_id FROM person_distinct_ids d WHERE d.project_id = ${projectParam} AND d.distinct_id = ${params.add(distinctId, 'text')})`;
+
+/**
+ * capture.md §4.1 filters: project, not created more than a day in the future, distinct_id (owner of
+ * that id), email (exact on properties.email), search (email substring, case-insensitive, or exact
+ * distinct id, or exact uuid), properties (person property filters). Pure: a filter error is thrown
+ * here, before anything is read.
+ */
+export function personWhere(input: PersonListInput): PersonWhere {
+  const params = new PgParams();
+  const project = params.add(input.projectId, 'int');
+  const parts = [`p.project_id = ${project}`, `p.created_at <= ${params.add(input.now.toISOString(), 'timestamptz')} + interval '1 day'`];
+  if (input.distinctId !== undefined) parts.push(distinctIdOwner(params, project, input.distinctId));
+  if (input.email !== undefined) parts.push(`(p.properties ->> 'email') = ${params.add(input.email, 'text')}`);
+  if (input.search !== undefined && input.search !== '') {
+    const any = [
+      `COALESCE((p.properties ->> 'email') ILIKE ${params.add(`%${escapeLike(input.search)}%`, 'text')}, false)`,
+      distinctIdOwner(params, project, input.search),
+    ];
+    if (isUuid(input.search)) any.push(`p.uuid = ${params.add(input.search.toLowerCase(), 'uuid')}`);
+    parts.push(`(${any.join(' OR ')})`);
+  }
+  const filters = compilePersonFilters(input.properties, params, input.now);
+  if (filters) parts.push(filters.sql);
+  return { sql: parts.join(' AND '), params, regexes: filters?.regexes ?? [] };
 }
