@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personEventTypes } from '../../commands/persons/personEvents.ts';
 import { personSummariesForDistinctIds } from '../../queries/persons/personSummary.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { createProject } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
 import { adminUserId, expectError, expectValidation, newProject, newUser } from './helpers.ts';
 
 /**
@@ -174,7 +175,7 @@ describe('identity from capture', () => {
   });
 
   it('group types get indexes 0-4 in order of first sight; a sixth type gets none', async () => {
-    const { projectId: p, projectApiKey: key } = await createProject(t.service.ctx, { name: id('groups'), ownerUserId: await adminUserId(t) });
+    const { projectId: p, projectApiKey: key } = await createProject(accessDeps(t.service.ctx), { name: id('groups'), ownerUserId: await adminUserId(t) });
     expect(await t.service.runners.get('access')!.waitFor(await t.service.ctx.store.headPosition(), 10_000)).toBe(true);
     const types = ['t0', 't1', 't2', 't3', 't4', 't5'];
     for (const type of types) {

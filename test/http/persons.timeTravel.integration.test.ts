@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { adminUserId, expectValidation } from './helpers.ts';
@@ -44,7 +45,7 @@ beforeAll(async () => {
   t = await startTestService();
   // Another project's person comes first in the log (stamped in the future of every cut-off):
   // it takes integer id 1, so ids below are only right if the as-of fold numbers like the live one.
-  const other = await createProject(t.service.ctx, { name: 'other', ownerUserId: await adminUserId(t) });
+  const other = await createProject(accessDeps(t.service.ctx), { name: 'other', ownerUserId: await adminUserId(t) });
   await capture(other.projectApiKey, '$pageview', 'early-bird', '2024-02-01T00:00:00.000Z');
 
   const key = t.projectApiKey;
