@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import { type CaptureResponse, OK_TEXT, type RawRequest, sendRaw, type StreamedBody } from '../support/captureClient.ts';
 import { readBackEvent } from '../support/captureReadback.ts';
