@@ -1,5 +1,6 @@
 /**
- * Date parameters, timestamps and the `next` links of the events list (capture.md §4.2).
+ * The `next` links of the events list (capture.md §4.2) and its list parameters. Dates are read by
+ * `parseDateParam` (projections/shared/dateParam.ts), shared with the filters that compile them.
  *
  * `next` is a timestamp cursor when the list is ordered by timestamp alone (the default
  * `-timestamp`, or `timestamp`): the request's absolute URL with `before` (descending) or `after`
@@ -9,49 +10,6 @@
  * dropped from a cursor link: the cursor replaces it. Every other ordering, and aggregate
  * selects, page with `offset` instead.
  */
-
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
-const RELATIVE = /^-?(\d{1,4})([hdwmy])$/;
-
-function shiftMonths(now: Date, months: number): Date {
-  const d = new Date(now);
-  const day = d.getUTCDate();
-  d.setUTCDate(1);
-  d.setUTCMonth(d.getUTCMonth() - months);
-  const monthEnd = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
-  d.setUTCDate(Math.min(day, monthEnd));
-  return d;
-}
-
-/**
- * An ISO 8601 date or date-time (offset optional, UTC when absent; up to 9 fractional digits),
- * or a relative date like `-7d` (h, d, w, m, y; the sign is optional, the date is in the past):
- * returns text ClickHouse's `parseDateTime64BestEffort` reads exactly, or null when invalid.
- */
-export function parseDateParam(text: string, now: Date): string | null {
-  // an unencoded "+00:00" in a query string arrives as " 00:00"
-  const value = text.trim().replace(/(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$/, '$1+$2');
-  const relative = RELATIVE.exec(value);
-  if (relative) {
-    const n = Number(relative[1]);
-    const unit = relative[2]!;
-    const hours = { h: 1, d: 24, w: 24 * 7 }[unit as 'h' | 'd' | 'w'];
-    const at = hours !== undefined ? new Date(now.getTime() - n * hours * 3_600_000) : shiftMonths(now, unit === 'm' ? n : 12 * n);
-    return at.toISOString();
-  }
-  const m = ISO.exec(value);
-  if (!m) return null;
-  const [, , month, day, hour = '0', minute = '0', second = '0'] = m;
-  const valid =
-    Number(month) >= 1 && Number(month) <= 12 && Number(day) >= 1 && Number(day) <= 31 &&
-    Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60;
-  return valid ? value : null;
-}
-
-/** ClickHouse `DateTime64(6, 'UTC')` text → PostHog's `2023-09-15T09:15:02.325000+00:00`. */
-export function formatTimestamp(clickhouseText: string): string {
-  return `${clickhouseText.replace(' ', 'T')}+00:00`;
-}
 
 /** The absolute URL of this request (scheme and host as the client used them). */
 export function requestUrl(protocol: string, host: string | undefined, url: string): URL {

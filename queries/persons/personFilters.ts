@@ -18,7 +18,7 @@
  * Every user value and every key travels as a bind parameter (`properties ->> $n::text`); the SQL
  * text is built only from our own fragments.
  */
-import { parseDateParam } from '../events/eventCursor.ts';
+import { parseDateParam } from '../../projections/shared/dateParam.ts';
 import {
   type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, operatorOf, requireValue,
 } from '../../projections/shared/propertyFilterTree.ts';
