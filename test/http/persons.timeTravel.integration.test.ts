@@ -7,6 +7,7 @@ import { createProject } from '../../commands/access/createProject.ts';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { adminUserId, expectValidation } from './helpers.ts';
+import { capture as captureBatch } from '../support/capture.ts';
 
 /**
  * Time travel end to end: real capture (one request per event, so the log order is the order
@@ -30,9 +31,7 @@ const UUID = { anon: '018cc251-f400-7000-8000-000000000001', user: '018cc251-f40
 const EMAIL = 'ursula@example.com';
 
 async function capture(apiKey: string, event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}, uuid?: string) {
-  const body = { api_key: apiKey, batch: [{ event, timestamp, ...(uuid ? { uuid } : {}), properties: { distinct_id: distinctId, $geoip_disable: true, ...properties } }] };
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect(res.status, await res.text()).toBe(200);
+  await captureBatch(t, [{ event, timestamp, ...(uuid ? { uuid } : {}), properties: { distinct_id: distinctId, $geoip_disable: true, ...properties } }], { apiKey });
 }
 
 const person = (id: number | string, query = '') => t.api('GET', `/api/projects/${t.projectId}/persons/${id}/${query}`);
