@@ -19,5 +19,5 @@ export const chProjections: readonly ChProjection[] = [eventsProjection];
  */
 export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] =>
   chProjections.map((p) =>
-    p === eventsProjection ? skippingDeletedEvents(withGroupIndexes(p, groupTypesLookup(pool)), deletedEventsLookup(pool)) : p,
+    p === eventsProjection ? skippingDeletedEvents(withGroupIndexes(eventsProjection, groupTypesLookup(pool)), deletedEventsLookup(pool)) : p,
   );

@@ -1,5 +1,8 @@
 import type { AppContext } from './appContext.ts';
-import { createPersonalApiKey, createProject, ensureUser } from '../commands/access/accessCommands.ts';
+import { accessDeps } from '../commands/access/accessDeps.ts';
+import { createPersonalApiKey } from '../commands/access/createPersonalApiKey.ts';
+import { createProject } from '../commands/access/createProject.ts';
+import { ensureUser } from '../commands/access/ensureUser.ts';
 
 export const ALL_SCOPES = ['*'];
 export const BOOTSTRAP_EMAIL = 'admin@hogstream.local';
@@ -16,15 +19,15 @@ export async function bootstrap(
   ctx: AppContext,
   init: { projectApiKey?: string | undefined; personalApiKey?: string | undefined },
 ): Promise<BootstrapResult> {
-  const { rows } = await ctx.pool.query('SELECT 1 FROM projects LIMIT 1');
-  if (rows.length > 0) return { created: false };
-  const { userId } = await ensureUser(ctx, { email: BOOTSTRAP_EMAIL, firstName: 'Admin' });
-  const project = await createProject(ctx, {
+  const deps = accessDeps(ctx);
+  if ((await deps.access.firstProjectId()) !== undefined) return { created: false };
+  const { userId } = await ensureUser(deps, { email: BOOTSTRAP_EMAIL, firstName: 'Admin' });
+  const project = await createProject(deps, {
     name: 'Default project',
     ownerUserId: userId,
     ...(init.projectApiKey ? { projectApiKey: init.projectApiKey } : {}),
   });
-  const key = await createPersonalApiKey(ctx, {
+  const key = await createPersonalApiKey(deps, {
     userId,
     scopes: ALL_SCOPES,
     scopedProjectIds: null,

@@ -8,10 +8,9 @@ import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { routes } from './routes.ts';
-import { createGroupCommitter } from './eventStore/groupCommit.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
-import { createProjectResolver } from '../commands/capture/resolveProject.ts';
+import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
@@ -68,12 +67,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     return { ok: failing.length === 0, failing };
   };
   const capture = captureRoutes(
-    {
-      resolveProject: createProjectResolver(stores.pool),
-      committer: createGroupCommitter(stores.store),
-      geoip: await openGeoIp(),
-      now: () => new Date(),
-    },
+    captureDeps(ctx, await openGeoIp()),
     { capture: config.captureBodyLimitBytes, batch: config.batchBodyLimitBytes },
   );
   const app = await buildApp({

@@ -8,7 +8,7 @@ import type {
   RoleCreated,
   RoleMemberAdded,
   UserCreated,
-} from './accessEvents.ts';
+} from './model/accessEvents.ts';
 
 const alreadyExists = (what: string) => domainError('conflict', 'already_exists', `${what} already exists.`);
 

@@ -1,21 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { accessReader } from '../../projections/access/accessReader.ts';
+import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { GroupCommitter } from '../../src/eventStore/groupCommit.ts';
+import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
-import type { CaptureFailure } from './captureFailure.ts';
+import type { CaptureFailure } from './captureErrors.ts';
 import { type RawCaptureRequest, decodeCaptureRequest } from './decodeCaptureRequest.ts';
-import { takeElementsChain } from './elementsChain.ts';
+import { takeElementsChain } from './model/elementsChain.ts';
 import {
   type EventCapturedData,
   type IngestionWarningData,
   captureStream,
   ingestionWarningStream,
-} from './eventCaptured.ts';
+} from './model/eventCaptured.ts';
 import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
 import { type NormalizedEventData, type Warning, normalizeCapturedEvent } from './normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from './parseCaptureBatch.ts';
 import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
-import type { ResolveProject } from './resolveProject.ts';
+import { createProjectResolver, type ResolveProject } from './resolveProject.ts';
 
 export type CaptureDeps = Readonly<{
   resolveProject: ResolveProject;
@@ -23,6 +25,17 @@ export type CaptureDeps = Readonly<{
   geoip: GeoIp;
   now: () => Date;
 }>;
+
+/**
+ * Capture over the app's store (through a group committer) and the access read model (token →
+ * project). The GeoIP reader loads a database file, so the caller opens it once (`openGeoIp`).
+ */
+export const captureDeps = (ctx: AppContext, geoip: GeoIp): CaptureDeps => ({
+  resolveProject: createProjectResolver(accessReader(ctx.pool)),
+  committer: createGroupCommitter(ctx.store),
+  geoip,
+  now: ctx.now,
+});
 
 export type CaptureOutcome = { ok: true; status: 200 | 204; accepted: number; dropped: number } | CaptureFailure;
 

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiErrorBody } from '../../src/http/apiError.ts';
-import { failureBody } from './captureFailure.ts';
+import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { type CaptureDeps, captureEvents } from './captureEvents.ts';
 import { clientIp } from './geoip.ts';
 
@@ -71,7 +70,10 @@ export const captureRoutes =
             },
             clientIp(request.headers, request.socket.remoteAddress),
           );
-          if (!outcome.ok) return reply.status(outcome.status).send(failureBody(outcome));
+          if (!outcome.ok) {
+            const { status, body } = httpError(outcome.error);
+            return reply.status(status).send(body);
+          }
           if (outcome.status === 204) return reply.status(204).send(null);
           return reply.status(200).send({ status: 1 as const });
         },

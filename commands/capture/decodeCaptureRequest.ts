@@ -1,9 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import LZString from 'lz-string';
-import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureFailure.ts';
-
-export type { CaptureFailure } from './captureFailure.ts';
+import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
 
 /**
  * Turns the bytes of a capture request into the JSON the client meant, whatever the client's transport

@@ -1,5 +1,5 @@
 import { normalisePath } from './decodeCaptureRequest.ts';
-import type { EventCapturedData } from './eventCaptured.ts';
+import type { EventCapturedData } from './model/eventCaptured.ts';
 import { isObject } from './parseCaptureBatch.ts';
 import { parseCaptureTimestamp } from './parseTimestamp.ts';
 import { parseUuid, uuidv7 } from './uuid.ts';

@@ -4,7 +4,7 @@ import {
   invalidPayload,
   malformedApiKey,
   missingApiKey,
-} from './captureFailure.ts';
+} from './captureErrors.ts';
 import { epochToDate } from './parseTimestamp.ts';
 import { parseUuid } from './uuid.ts';
 
@@ -32,8 +32,6 @@ export type ParsedCaptureBatch = {
   /** validated event objects, in request order, `$performance_event`s left out */
   items: Record<string, unknown>[];
 };
-
-export type { CaptureFailure } from './captureFailure.ts';
 
 type Json = Record<string, unknown>;
 

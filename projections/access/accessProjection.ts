@@ -1,9 +1,8 @@
 import { match } from 'ts-pattern';
-import type { RecordedEvent } from '../../src/core/event.ts';
-import type { PgProjection } from '../../src/processing/projection.ts';
-import { type AccessEvent, accessEventTypes } from '../../commands/access/accessEvents.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
+import { type AccessEvent, accessEventTypes } from '../../commands/access/model/accessEvents.ts';
 
-export const accessProjection: PgProjection = {
+export const accessProjection = pgProjection<AccessEvent>({
   name: 'access',
   version: 1,
   tables: ['projects', 'users', 'project_members', 'personal_api_keys', 'roles', 'role_members'],
@@ -26,9 +25,9 @@ export const accessProjection: PgProjection = {
     CREATE TABLE IF NOT EXISTS role_members (
       role_id uuid NOT NULL, user_id integer NOT NULL, added_at timestamptz NOT NULL, PRIMARY KEY (role_id, user_id));
   `,
-  async handle(events: readonly RecordedEvent[], tx) {
-    for (const event of events as readonly RecordedEvent<AccessEvent>[]) {
-      await match(event as AccessEvent)
+  async handle(events, tx) {
+    for (const event of events) {
+      await match(event)
         .with({ type: 'ProjectCreated' }, ({ data: d }) =>
           tx.query(
             `INSERT INTO projects VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT (id) DO NOTHING`,
@@ -62,4 +61,4 @@ export const accessProjection: PgProjection = {
         .exhaustive();
     }
   },
-};
+});

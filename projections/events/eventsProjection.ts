@@ -1,6 +1,5 @@
-import type { RecordedEvent } from '../../src/core/event.ts';
-import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
-import type { EventCaptured, EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import { type ChProjection, chProjection } from '../../src/processing/clickhouseProjection.ts';
+import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
 
 const groupColumn = (properties: Record<string, unknown>, index: number) => {
@@ -13,7 +12,7 @@ const groupColumn = (properties: Record<string, unknown>, index: number) => {
  * event, distinct id and uuid, so a duplicate that slipped past insert deduplication still
  * collapses. `_offset` is the event's position in our log.
  */
-export const eventsProjection: ChProjection = {
+export const eventsProjection = chProjection<EventCaptured>({
   name: 'events',
   version: 1,
   filter: { eventTypes: ['EventCaptured'] },
@@ -42,9 +41,9 @@ export const eventsProjection: ChProjection = {
     SETTINGS non_replicated_deduplication_window = 1000`,
   ],
   drop: (db) => [`DROP TABLE IF EXISTS ${db}.events`],
-  async insert(ch, events: readonly RecordedEvent[], dedupToken) {
+  async insert(ch, events, dedupToken) {
     const now = new Date().toISOString();
-    const values = (events as readonly RecordedEvent<EventCaptured>[]).map((e) => {
+    const values = events.map((e) => {
       const d = e.data;
       return {
         uuid: d.uuid,
@@ -73,7 +72,7 @@ export const eventsProjection: ChProjection = {
       clickhouse_settings: { insert_deduplication_token: dedupToken, date_time_input_format: 'best_effort' },
     });
   },
-};
+});
 
 /**
  * `${projectId}|${distinctId}` → the log position up to which that distinct id's events were
@@ -88,13 +87,16 @@ export type DeletedEventsLookup = (fromPosition: bigint) => Promise<ReadonlyMap<
  * lookup reads a Postgres read model of completed deletions (projections/eventDeletions/)
  * once per batch.
  */
-export const skippingDeletedEvents = (projection: ChProjection, deleted: DeletedEventsLookup): ChProjection => ({
+export const skippingDeletedEvents = (
+  projection: ChProjection<EventCaptured>,
+  deleted: DeletedEventsLookup,
+): ChProjection<EventCaptured> => ({
   ...projection,
   async insert(ch, events, dedupToken) {
     if (events.length === 0) return;
     const cut = await deleted(events[0]!.position);
     const kept = cut.size === 0 ? events : events.filter((e) => {
-      const d = e.data as EventCapturedData;
+      const d = e.data;
       const upTo = cut.get(`${d.projectId}|${d.distinctId}`);
       return upTo === undefined || e.position > upTo;
     });
@@ -111,17 +113,20 @@ export type GroupTypesLookup = (projectIds: readonly number[], upToPosition: big
  * lookup first waits until that projection has passed the batch; a rebuild then finds the same
  * indexes. Personless events get none, as in PostHog.
  */
-export const withGroupIndexes = (projection: ChProjection, groupTypes: GroupTypesLookup): ChProjection => ({
+export const withGroupIndexes = (
+  projection: ChProjection<EventCaptured>,
+  groupTypes: GroupTypesLookup,
+): ChProjection<EventCaptured> => ({
   ...projection,
   async insert(ch, events, dedupToken) {
     const grouped = new Set(events.filter((e) => {
-      const p = (e.data as EventCapturedData).properties;
+      const p = e.data.properties;
       return typeof p.$groups === 'object' && p.$groups !== null && p.$process_person_profile !== false;
     }));
     if (grouped.size === 0) return projection.insert(ch, events, dedupToken);
-    const types = await groupTypes([...new Set([...grouped].map((e) => (e.data as EventCapturedData).projectId))], events[events.length - 1]!.position);
+    const types = await groupTypes([...new Set([...grouped].map((e) => e.data.projectId))], events[events.length - 1]!.position);
     const withIndexes = events.map((e) => {
-      const d = e.data as EventCapturedData;
+      const d = e.data;
       const groups = d.properties.$groups;
       if (!grouped.has(e) || typeof groups !== 'object' || groups === null) return e;
       const extra: Record<string, string> = {};

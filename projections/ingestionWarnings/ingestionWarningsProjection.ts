@@ -1,9 +1,8 @@
-import type { RecordedEvent } from '../../src/core/event.ts';
-import type { PgProjection } from '../../src/processing/projection.ts';
-import type { IngestionWarningRecorded } from '../../commands/capture/eventCaptured.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
+import type { IngestionWarningRecorded } from '../../commands/capture/model/eventCaptured.ts';
 
 /** Why events were not ingested (or were changed on the way in), for GET ingestion_warnings/. */
-export const ingestionWarningsProjection: PgProjection = {
+export const ingestionWarningsProjection = pgProjection<IngestionWarningRecorded>({
   name: 'ingestion_warnings',
   version: 1,
   tables: ['ingestion_warnings'],
@@ -19,8 +18,7 @@ export const ingestionWarningsProjection: PgProjection = {
     );
     CREATE INDEX IF NOT EXISTS ingestion_warnings_project_at ON ingestion_warnings (project_id, at DESC);
   `,
-  async handle(events: readonly RecordedEvent[], tx) {
-    const rows = events as readonly RecordedEvent<IngestionWarningRecorded>[];
+  async handle(rows, tx) {
     await tx.query(
       `INSERT INTO ingestion_warnings (id, project_id, type, event_uuid, details, at)
        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
@@ -35,4 +33,4 @@ export const ingestionWarningsProjection: PgProjection = {
       ],
     );
   },
-};
+});

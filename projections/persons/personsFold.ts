@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { EventCaptured, EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCaptured, EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import { type Properties, applyPersonUpdate, isDistinctIdIllegal, personUpdateOf } from './personUpdates.ts';
 

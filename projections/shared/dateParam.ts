@@ -1,6 +1,6 @@
 /**
- * The date values of list filters (the events list's `after`/`before`, and the `is_date_*`
- * operators of both property filter lists), so both stores read a date the same way.
+ * Date parameters and date filter values of the events and persons lists: ISO 8601 or relative
+ * dates, checked here and then handed to the SQL builders as text their database reads exactly.
  */
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;

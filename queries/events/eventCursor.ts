@@ -1,5 +1,6 @@
 /**
- * Date parameters, timestamps and the `next` links of the events list (capture.md §4.2).
+ * The `next` links of the events list (capture.md §4.2) and its list parameters. Dates are read by
+ * `parseDateParam` (projections/shared/dateParam.ts), shared with the filters that compile them.
  *
  * `next` is a timestamp cursor when the list is ordered by timestamp alone (the default
  * `-timestamp`, or `timestamp`): the request's absolute URL with `before` (descending) or `after`
@@ -9,13 +10,6 @@
  * dropped from a cursor link: the cursor replaces it. Every other ordering, and aggregate
  * selects, page with `offset` instead.
  */
-
-export { parseDateParam } from '../../projections/shared/dateParam.ts';
-
-/** ClickHouse `DateTime64(6, 'UTC')` text → PostHog's `2023-09-15T09:15:02.325000+00:00`. */
-export function formatTimestamp(clickhouseText: string): string {
-  return `${clickhouseText.replace(' ', 'T')}+00:00`;
-}
 
 /** The absolute URL of this request (scheme and host as the client used them). */
 export function requestUrl(protocol: string, host: string | undefined, url: string): URL {

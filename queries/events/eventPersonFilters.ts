@@ -21,13 +21,11 @@
 import type pg from 'pg';
 import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
 import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../../projections/shared/propertyFilterTree.ts';
-import type { Expr } from './hogqlParser.ts';
-import { parseExpr } from './hogqlParser.ts';
-import { about, checkItems, type WhereItem } from './hogqlQuery.ts';
-import { HogQLError } from './hogqlTokenizer.ts';
-
-/** `has(ids, distinct_id)`, or `not(has(ids, distinct_id))` when `negated`. */
-export type PersonIdSet = Readonly<{ ids: readonly string[]; negated: boolean }>;
+import type { PersonIdSet } from '../../projections/events/eventsReader.ts';
+import type { Expr } from '../../projections/events/hogql/hogqlParser.ts';
+import { parseExpr } from '../../projections/events/hogql/hogqlParser.ts';
+import { about, checkItems, type WhereItem } from '../../projections/events/hogql/hogqlQuery.ts';
+import { HogQLError } from '../../projections/events/hogql/hogqlTokenizer.ts';
 
 /** One person condition before it is resolved: a personFilters input, possibly negated. */
 type PersonCondition = Readonly<{

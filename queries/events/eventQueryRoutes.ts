@@ -9,11 +9,10 @@ import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { offsetUrl, parseDateParam, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
-import { getEvent, type ListResult, listEvents, propertyValues } from './eventQueries.ts';
-import { eventsCsv, EventView, selectCsv } from './eventView.ts';
-import { HogQLError } from './hogqlTokenizer.ts';
-import { FilterError } from './propertyFilters.ts';
+import { parseDateParam } from '../../projections/shared/dateParam.ts';
+import { getEvent, type ListResult, listEvents, propertyValues } from '../../projections/events/eventsReader.ts';
+import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
+import { eventsCsv, EventView, selectCsv, toEventView } from './eventView.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
 import { distinctIdsOfPerson, withPersons } from './eventPersons.ts';
 
@@ -149,10 +148,11 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     // person filters (properties of type person, person.properties in where): resolved in Postgres once persons caught up
     const persons = await resolvePersonFilters(ctx.pool, { projectId: input.projectId, now, properties: input.properties, where: input.where });
     const result = await listEvents(ch, { ...input, properties: persons.properties, where: persons.where, personIdSets: persons.personIdSets });
-    if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(result.events) : selectCsv(result.columns, result.results));
+    const events = result.kind === 'events' ? result.rows.map(toEventView) : [];
+    if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(events) : selectCsv(result.columns, result.results));
     const next = nextLink(request, result, q.offset, limit);
     if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };
-    return { next, results: await withPersons(ctx.pool, projectOf(request).id, result.events) };
+    return { next, results: await withPersons(ctx.pool, projectOf(request).id, events) };
   });
 
   app.get(`${prefix}/values/`, {
@@ -198,8 +198,9 @@ export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: A
     const { id } = request.params;
     if (!isUuid(id)) fail(validation('invalid', 'Invalid UUID'));
     await awaitEvents();
-    const event = await getEvent(ch, projectOf(request).id, id);
-    if (!event) fail(notFound(`No events exist for event UUID ${id}`));
+    const row = await getEvent(ch, projectOf(request).id, id);
+    if (!row) fail(notFound(`No events exist for event UUID ${id}`));
+    const event = toEventView(row);
     if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
     return (await withPersons(ctx.pool, projectOf(request).id, [event]))[0]!;
   });

@@ -3,8 +3,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
-import { chainToElements } from '../../commands/capture/elementsChain.ts';
-import { formatTimestamp } from './eventCursor.ts';
+import { chainToElements } from '../../commands/capture/model/elementsChain.ts';
+import { type EventRow, formatTimestamp } from '../../projections/events/eventsReader.ts';
 
 export const ElementView = z
   .object({
@@ -38,19 +38,6 @@ export const EventView = z
   .meta({ id: 'Event' });
 export type EventView = z.infer<typeof EventView>;
 
-/** The columns an event row is read with (aliases that shadow no column of `events`). */
-export const EVENT_COLUMNS_SQL =
-  'toString(uuid) AS _id, distinct_id AS _distinct_id, properties AS _properties, event AS _event, toString(timestamp) AS _ts, elements_chain AS _elements_chain';
-
-export type EventRow = {
-  _id: string;
-  _distinct_id: string;
-  _properties: string;
-  _event: string;
-  _ts: string;
-  _elements_chain: string;
-};
-
 function parseProperties(json: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(json);
@@ -71,12 +58,6 @@ export function toEventView(row: EventRow): EventView {
     elements: chainToElements(row._elements_chain),
     elements_chain: row._elements_chain,
   };
-}
-
-/** A ClickHouse value of a select column → JSON: date-times in the event timestamp format. */
-export function selectValue(value: unknown, clickhouseType: string): unknown {
-  if (typeof value === 'string' && /^(Nullable\()?DateTime64/.test(clickhouseType)) return formatTimestamp(value);
-  return value;
 }
 
 /** Nested objects and arrays become dotted columns (`properties.$browser`, `elements.0.tag_name`). */

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
+import { ingestionWarningsReader } from '../../projections/ingestionWarnings/ingestionWarningsReader.ts';
 
 const Warning = z.object({ type: z.string(), timestamp: z.string(), details: z.record(z.string(), z.unknown()) });
 const WarningGroup = z
@@ -16,6 +17,7 @@ const WarningGroup = z
  */
 export const ingestionWarningRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
+  const warnings = ingestionWarningsReader(ctx.pool);
   app.get('/api/projects/:project_id/ingestion_warnings/', {
     config: { scope: 'query:read' },
     schema: {
@@ -25,19 +27,6 @@ export const ingestionWarningRoutes = (ctx: AppContext): FastifyPluginAsync => a
       response: { 200: z.object({ results: z.array(WarningGroup) }), ...errorResponses },
     },
   }, async (request) => {
-    const { rows } = await ctx.pool.query<{ type: string; last_seen: Date; count: string; warnings: { type: string; timestamp: string; details: Record<string, unknown> }[] }>(
-      `SELECT type, max(at) AS last_seen, count(*) AS count,
-              (array_agg(jsonb_build_object('type', type, 'timestamp', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'details', details) ORDER BY at DESC))[1:50] AS warnings
-         FROM (SELECT project_id, type, details, at FROM ingestion_warnings
-               UNION ALL
-               -- merge refusals and illegal ids, found by the persons projection
-               SELECT project_id, type, details, at FROM person_ingestion_warnings) w
-        WHERE project_id = $1 AND at > now() - make_interval(days => $2)
-        GROUP BY type ORDER BY max(at) DESC`,
-      [projectOf(request).id, request.query.days],
-    );
-    return {
-      results: rows.map((r) => ({ type: r.type, lastSeen: r.last_seen.toISOString(), warnings: r.warnings, count: Number(r.count) })),
-    };
+    return { results: await warnings.groupedByType(projectOf(request).id, request.query.days) };
   });
 };

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { type PersonEvent, personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import type { WorkingSet } from '../../projections/persons/personsFold.ts';
 

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
 import type { Properties } from '../../projections/persons/personUpdates.ts';
 import { forgetBookkeeping, replayLog } from './logReplay.ts';

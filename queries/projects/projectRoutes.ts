@@ -14,10 +14,11 @@ export const ProjectView = z
 /** GET /api/projects/: the projects the calling key can see. */
 export const projectQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
+  const access = accessReader(ctx.pool);
   app.get('/api/projects/', {
     schema: { tags: ['projects'], querystring: PageQuery, response: { 200: paginated(ProjectView), ...errorResponses } },
   }, async (request) => {
-    const all = await accessReader(ctx.pool).visibleProjects(principalOf(request));
+    const all = await access.visibleProjects(principalOf(request));
     const results = all.slice(request.query.offset, request.query.offset + request.query.limit)
       .map((p) => ({ id: p.id, name: p.name, access_level: p.level }));
     return { count: all.length, ...pageLinks(request, request.query, all.length), results };

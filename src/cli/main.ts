@@ -6,8 +6,13 @@ import { rebuildProjection } from '../processing/rebuildProjection.ts';
 import { openStores } from '../runtime/stores.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
-import { addProjectMember, createPersonalApiKey, createProject, createRole, ensureUser } from '../../commands/access/accessCommands.ts';
-import { ACCESS_LEVEL } from '../../commands/access/accessEvents.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { addProjectMember } from '../../commands/access/addProjectMember.ts';
+import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
+import { createProject } from '../../commands/access/createProject.ts';
+import { createRole } from '../../commands/access/createRole.ts';
+import { ensureUser } from '../../commands/access/ensureUser.ts';
+import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
 import { accessReader } from '../../projections/access/accessReader.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
@@ -39,10 +44,11 @@ function required(value: string | undefined, flag: string): string {
 async function run(ctx: AppContext, words: string[], o: Options, config: Config, serverRunning: boolean): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
+  const deps = accessDeps(ctx);
   if (noun === 'project' && verb === 'create') {
-    const { userId } = await ensureUser(ctx, { email: ownerEmail });
-    const project = await createProject(ctx, { name: required(o.name, 'name'), ownerUserId: userId });
-    const key = await createPersonalApiKey(ctx, { userId, scopes: ['*'], scopedProjectIds: [project.projectId], label: 'cli' });
+    const { userId } = await ensureUser(deps, { email: ownerEmail });
+    const project = await createProject(deps, { name: required(o.name, 'name'), ownerUserId: userId });
+    const key = await createPersonalApiKey(deps, { userId, scopes: ['*'], scopedProjectIds: [project.projectId], label: 'cli' });
     const json = { project_id: project.projectId, project_api_key: project.projectApiKey, personal_api_key: key.personalApiKey };
     return { json, text: `project ${json.project_id} created\n  project API key: ${json.project_api_key}\n  personal API key: ${json.personal_api_key}` };
   }
@@ -52,11 +58,10 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
     const bad = scopes.find((s) => s !== '*' && !/^[a-z_]+:(read|write)$/.test(s));
     if (!Number.isInteger(projectId)) throw new UsageError('--project must be a project id');
     if (bad) throw new UsageError(`invalid scope "${bad}": use object:read or object:write, or *`);
-    const { rows } = await ctx.pool.query('SELECT 1 FROM projects WHERE id = $1', [projectId]);
-    if (rows.length === 0) throw new UsageError(`project ${projectId} does not exist`);
-    const { userId } = await ensureUser(ctx, { email: o.user ?? ownerEmail });
-    await addProjectMember(ctx, { projectId, userId, level: ACCESS_LEVEL.member });
-    const key = await createPersonalApiKey(ctx, { userId, scopes, scopedProjectIds: [projectId], label: o.label ?? 'cli' });
+    if (!(await deps.access.projectExists(projectId))) throw new UsageError(`project ${projectId} does not exist`);
+    const { userId } = await ensureUser(deps, { email: o.user ?? ownerEmail });
+    await addProjectMember(deps, { projectId, userId, level: ACCESS_LEVEL.member });
+    const key = await createPersonalApiKey(deps, { userId, scopes, scopedProjectIds: [projectId], label: o.label ?? 'cli' });
     const json = { id: key.keyId, personal_api_key: key.personalApiKey, user_id: userId, project_id: projectId, scopes };
     return { json, text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}` };
   }
@@ -64,8 +69,8 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
     const level = Number(required(o['access-level'], 'access-level'));
     if (level !== 21 && level !== 37) throw new UsageError('--access-level must be 21 (view) or 37 (edit)');
     const members = [];
-    for (const email of o.member ?? []) members.push((await ensureUser(ctx, { email })).userId);
-    const { roleId } = await createRole(ctx, { name: required(o.name, 'name'), featureFlagsAccessLevel: level, memberUserIds: members, createdByUserId: null });
+    for (const email of o.member ?? []) members.push((await ensureUser(deps, { email })).userId);
+    const { roleId } = await createRole(deps, { name: required(o.name, 'name'), featureFlagsAccessLevel: level, memberUserIds: members, createdByUserId: null });
     const json = { id: roleId, name: o.name, feature_flags_access_level: level, member_user_ids: members };
     return { json, text: `role ${roleId} created` };
   }
@@ -103,9 +108,10 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
     const distinctId = arg ?? '';
     if (!distinctId) throw new UsageError('missing the distinct id');
     if (o.project !== undefined && !/^\d+$/.test(o.project)) throw new UsageError('--project must be a project id');
-    const access = accessReader(ctx.pool);
-    const projectId = o.project ? ((await access.projectExists(Number(o.project))) ? Number(o.project) : undefined) : await access.firstProjectId();
-    if (projectId === undefined) throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
+    const projectId = o.project ? Number(o.project) : await deps.access.firstProjectId();
+    if (projectId === undefined || (o.project && !(await deps.access.projectExists(projectId)))) {
+      throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
+    }
     const history = await personHistory(ctx.store, projectId, distinctId);
     if (!history) throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
     return { json: history, text: formatHistory(history, distinctId) };

@@ -11,12 +11,13 @@ export type DomainError = Readonly<{
   attr: string | null;
 }>;
 
-export const domainError = (
-  kind: DomainError['kind'],
+/** Typed by its kind, so a caller that can only fail in some ways (capture) keeps that in its type. */
+export const domainError = <K extends DomainError['kind']>(
+  kind: K,
   code: string,
   detail: string,
   attr: string | null = null,
-): DomainError => ({ kind, code, detail, attr });
+): DomainError & Readonly<{ kind: K }> => ({ kind, code, detail, attr });
 
 export const validation = (code: string, detail: string, attr: string | null = null) =>
   domainError('validation', code, detail, attr);

@@ -12,14 +12,14 @@ export const ApiErrorBody = z
   .meta({ id: 'Error' });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
-const statusByKind: Record<DomainError['kind'], 400 | 401 | 403 | 404 | 409 | 413> = {
+const statusByKind = {
   validation: 400,
   not_found: 404,
   forbidden: 403,
   conflict: 409,
   unauthenticated: 401,
   too_large: 413,
-};
+} as const satisfies Record<DomainError['kind'], number>;
 const typeByKind: Record<DomainError['kind'], string> = {
   validation: 'validation_error',
   not_found: 'invalid_request',
@@ -29,8 +29,10 @@ const typeByKind: Record<DomainError['kind'], string> = {
   too_large: 'validation_error',
 };
 
-/** A domain or query failure as the API answers it. */
-export const httpError = (e: DomainError): { status: number; body: ApiErrorBody } => ({
+/** A domain or query failure as the API answers it; the status is typed by the error's kind. */
+export const httpError = <K extends DomainError['kind']>(
+  e: DomainError & Readonly<{ kind: K }>,
+): { status: (typeof statusByKind)[K]; body: ApiErrorBody } => ({
   status: statusByKind[e.kind],
   body: { type: typeByKind[e.kind], code: e.code, detail: e.detail, attr: e.attr },
 });

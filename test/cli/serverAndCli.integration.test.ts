@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { capture } from '../support/capture.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -101,12 +102,7 @@ describe('npm start and the CLI on one data dir', () => {
     });
     expect(flag.status).toBe(201);
 
-    const captured = await fetch(`${server.url}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: projectKey, batch: [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })) }),
-    });
-    expect(captured.status).toBe(200);
+    await capture({ url: server.url, projectApiKey: projectKey! }, [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })));
 
     // Postgres read models rebuild beside the running server; its embedded chDB is not free.
     const rebuilt = await cli('rebuild', 'all');

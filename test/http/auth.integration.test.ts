@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addProjectMember } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { addProjectMember } from '../../commands/access/addProjectMember.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import {
   ADMIN,
@@ -188,7 +189,7 @@ describe('projects', () => {
     const a = await newProject(t);
     const b = await newProject(t);
     const user = await newUser(t, { projectId: a, scopes: ['*'], scopedProjectIds: [a] });
-    await addProjectMember(t.service.ctx, { projectId: b, userId: user.userId, level: MEMBER });
+    await addProjectMember(accessDeps(t.service.ctx), { projectId: b, userId: user.userId, level: MEMBER });
     const flagB = await createFlag(t, {}, { projectId: b });
 
     expect((await t.api('GET', flagsPath(a), undefined, user.key)).status).toBe(200);
@@ -204,7 +205,7 @@ describe('projects', () => {
     const p1 = await newProject(t, 'Alpha');
     const p2 = await newProject(t, 'Beta');
     const member = await newUser(t, { projectId: p1, level: MEMBER });
-    await addProjectMember(t.service.ctx, { projectId: p2, userId: member.userId, level: ADMIN });
+    await addProjectMember(accessDeps(t.service.ctx), { projectId: p2, userId: member.userId, level: ADMIN });
 
     const res = await t.api('GET', '/api/projects/', undefined, member.key);
     expect(res.status).toBe(200);

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, ensureUser } from '../../commands/access/accessCommands.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
+import { ensureUser } from '../../commands/access/ensureUser.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import { type CaptureResponse, OK_TEXT, type RawRequest, sendRaw, type StreamedBody } from '../support/captureClient.ts';
 import { readBackEvent } from '../support/captureReadback.ts';
@@ -164,9 +166,9 @@ const projectOf = new Map<string, number>();
 beforeAll(async () => {
   t = await startTestService({ INIT_PROJECT_API_KEY: 'token123' });
   projectOf.set('token123', t.projectId);
-  const { userId } = await ensureUser(t.service.ctx, { email: BOOTSTRAP_EMAIL });
+  const { userId } = await ensureUser(accessDeps(t.service.ctx), { email: BOOTSTRAP_EMAIL });
   for (const token of TOKENS.slice(1)) {
-    const { projectId } = await createProject(t.service.ctx, { name: `cases ${token.slice(0, 12)}`, ownerUserId: userId, projectApiKey: token });
+    const { projectId } = await createProject(accessDeps(t.service.ctx), { name: `cases ${token.slice(0, 12)}`, ownerUserId: userId, projectApiKey: token });
     projectOf.set(token, projectId);
   }
 });

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalApiKey, createProject, ensureUser } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
+import { createProject } from '../../commands/access/createProject.ts';
+import { ensureUser } from '../../commands/access/ensureUser.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import {
   base64,
@@ -577,9 +580,9 @@ describe('personal API key as api_key', () => {
   let otherProject: { projectId: number; projectApiKey: string };
   let key: string;
   beforeAll(async () => {
-    adminId = (await ensureUser(t.service.ctx, { email: BOOTSTRAP_EMAIL })).userId;
-    key = (await createPersonalApiKey(t.service.ctx, { userId: adminId, scopes: ['query:read'], scopedProjectIds: null })).personalApiKey;
-    otherProject = await createProject(t.service.ctx, { name: unique('second'), ownerUserId: adminId });
+    adminId = (await ensureUser(accessDeps(t.service.ctx), { email: BOOTSTRAP_EMAIL })).userId;
+    key = (await createPersonalApiKey(accessDeps(t.service.ctx), { userId: adminId, scopes: ['query:read'], scopedProjectIds: null })).personalApiKey;
+    otherProject = await createProject(accessDeps(t.service.ctx), { name: unique('second'), ownerUserId: adminId });
   });
 
   it('with project_id (number, string, query) → 200, events in that project', async () => {
@@ -598,11 +601,11 @@ describe('personal API key as api_key', () => {
   });
 
   it('a project the key cannot reach → 400 invalid_project', async () => {
-    const { userId } = await ensureUser(t.service.ctx, { email: `${unique('outsider')}@example.com` });
-    const outsiderKey = (await createPersonalApiKey(t.service.ctx, { userId, scopes: ['query:read'], scopedProjectIds: null })).personalApiKey;
+    const { userId } = await ensureUser(accessDeps(t.service.ctx), { email: `${unique('outsider')}@example.com` });
+    const outsiderKey = (await createPersonalApiKey(accessDeps(t.service.ctx), { userId, scopes: ['query:read'], scopedProjectIds: null })).personalApiKey;
     const res = await send({ path: '/batch/', body: JSON.stringify({ api_key: outsiderKey, project_id: t.projectId, batch: [ev(unique('pk'))] }) });
     expectFailure(res, 400, { type: 'validation_error', code: 'invalid_project', detail: 'Invalid Project ID.', attr: 'project_id' });
-    const scoped = (await createPersonalApiKey(t.service.ctx, { userId: adminId, scopes: ['query:read'], scopedProjectIds: [otherProject.projectId] })).personalApiKey;
+    const scoped = (await createPersonalApiKey(accessDeps(t.service.ctx), { userId: adminId, scopes: ['query:read'], scopedProjectIds: [otherProject.projectId] })).personalApiKey;
     const res2 = await send({ path: '/batch/', body: JSON.stringify({ api_key: scoped, project_id: t.projectId, batch: [ev(unique('pk'))] }) });
     expect(res2.status).toBe(400);
   });
@@ -673,8 +676,8 @@ describe('retries', () => {
   });
 
   it('the same uuid in another project is a different event', async () => {
-    const adminId = (await ensureUser(t.service.ctx, { email: BOOTSTRAP_EMAIL })).userId;
-    const other = await createProject(t.service.ctx, { name: unique('third'), ownerUserId: adminId });
+    const adminId = (await ensureUser(accessDeps(t.service.ctx), { email: BOOTSTRAP_EMAIL })).userId;
+    const other = await createProject(accessDeps(t.service.ctx), { name: unique('third'), ownerUserId: adminId });
     const did = unique('cross');
     const e = ev(did);
     expectOk(await send({ path: '/batch/', body: JSON.stringify({ api_key: KEY, batch: [e] }) }));

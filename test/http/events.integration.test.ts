@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectError, expectValidation, linkPath, newProject, newUser } from './helpers.ts';
+import { capture } from '../support/capture.ts';
 
 let t: TestService;
 const id: Record<string, string> = {};
@@ -68,8 +69,7 @@ beforeAll(async () => {
     id[f.name] = randomUUID();
     return { event: f.event, uuid: id[f.name], timestamp: f.ts, properties: { distinct_id: f.distinct_id, ...f.properties } };
   });
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status).toBe(200);
+  await capture(t, batch);
   const head = await t.service.ctx.store.headPosition();
   expect(await t.service.runners.get('clickhouse:events')!.waitFor(head, 20_000)).toBe(true);
 });
@@ -437,9 +437,7 @@ describe('read-your-writes', () => {
   // last in the file: it adds an event
   it('finds an event right after /batch/ answered, without waiting by hand', async () => {
     const uuid = randomUUID();
-    const body = { api_key: t.projectApiKey, batch: [{ event: 'late', uuid, timestamp: '2023-01-01T00:00:00Z', properties: { distinct_id: 'zed' } }] };
-    const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect(res.status).toBe(200);
+    await capture(t, [{ event: 'late', uuid, timestamp: '2023-01-01T00:00:00Z', properties: { distinct_id: 'zed' } }]);
     const one = await t.api('GET', `/api/projects/${t.projectId}/events/${uuid}/`);
     expect(one.status, one.text).toBe(200);
     expect(one.body.event).toBe('late');

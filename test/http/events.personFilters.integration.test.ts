@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { likeToRegex, splitPropertyFilters } from '../../queries/events/eventPersonFilters.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectValidation } from './helpers.ts';
+import { capture } from '../support/capture.ts';
 
 let t: TestService;
 
@@ -23,8 +24,7 @@ beforeAll(async () => {
     { event: 'y', properties: { distinct_id: 'erin', channel: 'app' }, timestamp: at(7) },
     { event: 'y', properties: { distinct_id: 'alice', channel: 'app' }, timestamp: at(8) },
   ];
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status).toBe(200);
+  await capture(t, batch);
 });
 afterAll(async () => t?.close());
 

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { capture as captureBatch } from '../support/capture.ts';
 
 let t: TestService;
 beforeAll(async () => { t = await startTestService(); });
 afterAll(async () => t?.close());
 
 const capture = async (batch: unknown[]) => {
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status).toBe(200);
+  await captureBatch(t, batch);
 };
 
 describe('events and their persons', () => {

@@ -1,11 +1,10 @@
 import { expect } from 'vitest';
-import {
-  addProjectMember,
-  createPersonalApiKey,
-  createProject,
-  createRole,
-  ensureUser,
-} from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { addProjectMember } from '../../commands/access/addProjectMember.ts';
+import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
+import { createProject } from '../../commands/access/createProject.ts';
+import { createRole } from '../../commands/access/createRole.ts';
+import { ensureUser } from '../../commands/access/ensureUser.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import type { TestService } from '../support/testService.ts';
 
@@ -22,7 +21,7 @@ export const flagPath = (projectId: number | string, flagId: number) => `/api/pr
 
 /** The user the bootstrap created (owner of the default project, holder of the all-scopes key). */
 export async function adminUserId(t: TestService): Promise<number> {
-  return (await ensureUser(t.service.ctx, { email: BOOTSTRAP_EMAIL })).userId;
+  return (await ensureUser(accessDeps(t.service.ctx), { email: BOOTSTRAP_EMAIL })).userId;
 }
 
 /** A new user, member of `projectId` at `level`, holding a key with `scopes`. */
@@ -31,11 +30,11 @@ export async function newUser(
   opts: { projectId?: number | null; level?: number; scopes?: string[]; scopedProjectIds?: number[] | null; firstName?: string } = {},
 ): Promise<{ userId: number; key: string; email: string }> {
   const email = `${unique('user')}@example.com`;
-  const { userId } = await ensureUser(t.service.ctx, { email, firstName: opts.firstName ?? 'Test', lastName: 'User' });
+  const { userId } = await ensureUser(accessDeps(t.service.ctx), { email, firstName: opts.firstName ?? 'Test', lastName: 'User' });
   if (opts.projectId !== null) {
-    await addProjectMember(t.service.ctx, { projectId: opts.projectId ?? t.projectId, userId, level: opts.level ?? MEMBER });
+    await addProjectMember(accessDeps(t.service.ctx), { projectId: opts.projectId ?? t.projectId, userId, level: opts.level ?? MEMBER });
   }
-  const { personalApiKey } = await createPersonalApiKey(t.service.ctx, {
+  const { personalApiKey } = await createPersonalApiKey(accessDeps(t.service.ctx), {
     userId,
     scopes: opts.scopes ?? ['feature_flag:write', 'activity_log:read'],
     scopedProjectIds: opts.scopedProjectIds ?? null,
@@ -45,12 +44,12 @@ export async function newUser(
 
 /** A fresh project owned by the bootstrap admin, so the default key sees it and lists start empty. */
 export async function newProject(t: TestService, name = unique('project')): Promise<number> {
-  const { projectId } = await createProject(t.service.ctx, { name, ownerUserId: await adminUserId(t) });
+  const { projectId } = await createProject(accessDeps(t.service.ctx), { name, ownerUserId: await adminUserId(t) });
   return projectId;
 }
 
 export async function newRole(t: TestService, level: number, memberUserIds: number[]): Promise<string> {
-  const { roleId } = await createRole(t.service.ctx, {
+  const { roleId } = await createRole(accessDeps(t.service.ctx), {
     name: unique('role'),
     featureFlagsAccessLevel: level,
     memberUserIds,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectValidation, followPages, linkPath } from './helpers.ts';
+import { capture } from '../support/capture.ts';
 
 /**
  * The persons list: every parameter and operator against a fixed population built by capture,
@@ -27,9 +28,8 @@ beforeAll(async () => {
     event: '$set', timestamp: `2024-03-0${day}T08:00:00.000Z`, properties: { distinct_id: did(name), $set: props },
   }));
   batch.push({ event: '$pageview', timestamp: '2024-03-09T08:00:00.000Z', properties: { distinct_id: 'fay-anon', $set: {} } });
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status).toBe(200);
-  await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch: [{ event: '$identify', properties: { distinct_id: did('fay'), $anon_distinct_id: 'fay-anon' } }] }) });
+  await capture(t, batch);
+  await capture(t, [{ event: '$identify', properties: { distinct_id: did('fay'), $anon_distinct_id: 'fay-anon' } }]);
   const [newest] = await t.service.ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter: { eventTypes: ['EventCaptured', ...personEventTypes] } });
   expect(await t.service.runners.get('persons')!.waitFor(newest!.position, 20_000)).toBe(true);
 });

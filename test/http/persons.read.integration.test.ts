@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { createProject } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
 import { adminUserId, expectError, expectValidation, newProject, newUser } from './helpers.ts';
+import { capture as captureBatch } from '../support/capture.ts';
 
 /**
  * The persons read model seen through REST, fed only by real capture: posthog-js-shaped events over
@@ -34,8 +36,7 @@ async function settle(): Promise<void> {
 /** One /batch/ request per call, so calls are ordered in the log (a request groups its events per distinct id). */
 async function capture(...events: Ev[]): Promise<void> {
   const batch = events.map((e) => ({ event: e.event, timestamp: e.timestamp, properties: { distinct_id: e.distinct_id, $lib: 'web', ...e.properties } }));
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status, await res.text()).toBe(200);
+  await captureBatch(t, batch);
 }
 
 const persons = (query: string) => t.api('GET', `/api/projects/${t.projectId}/persons/?${query}`);
@@ -174,12 +175,11 @@ describe('identity from capture', () => {
   });
 
   it('group types get indexes 0-4 in order of first sight; a sixth type gets none', async () => {
-    const { projectId: p, projectApiKey: key } = await createProject(t.service.ctx, { name: id('groups'), ownerUserId: await adminUserId(t) });
+    const { projectId: p, projectApiKey: key } = await createProject(accessDeps(t.service.ctx), { name: id('groups'), ownerUserId: await adminUserId(t) });
     expect(await t.service.runners.get('access')!.waitFor(await t.service.ctx.store.headPosition(), 10_000)).toBe(true);
     const types = ['t0', 't1', 't2', 't3', 't4', 't5'];
     for (const type of types) {
-      const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key, batch: [{ event: 'grouped', properties: { distinct_id: id('g'), $groups: { [type]: 'k' } } }] }) });
-      expect(res.status).toBe(200);
+      await captureBatch(t, [{ event: 'grouped', properties: { distinct_id: id('g'), $groups: { [type]: 'k' } } }], { apiKey: key });
     }
     await settle();
     const res = await t.api('GET', `/api/projects/${p}/groups_types/`);

@@ -2,10 +2,12 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { adminUserId, expectValidation } from './helpers.ts';
+import { capture as captureBatch } from '../support/capture.ts';
 
 /**
  * Time travel end to end: real capture (one request per event, so the log order is the order
@@ -29,9 +31,7 @@ const UUID = { anon: '018cc251-f400-7000-8000-000000000001', user: '018cc251-f40
 const EMAIL = 'ursula@example.com';
 
 async function capture(apiKey: string, event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}, uuid?: string) {
-  const body = { api_key: apiKey, batch: [{ event, timestamp, ...(uuid ? { uuid } : {}), properties: { distinct_id: distinctId, $geoip_disable: true, ...properties } }] };
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect(res.status, await res.text()).toBe(200);
+  await captureBatch(t, [{ event, timestamp, ...(uuid ? { uuid } : {}), properties: { distinct_id: distinctId, $geoip_disable: true, ...properties } }], { apiKey });
 }
 
 const person = (id: number | string, query = '') => t.api('GET', `/api/projects/${t.projectId}/persons/${id}/${query}`);
@@ -44,7 +44,7 @@ beforeAll(async () => {
   t = await startTestService();
   // Another project's person comes first in the log (stamped in the future of every cut-off):
   // it takes integer id 1, so ids below are only right if the as-of fold numbers like the live one.
-  const other = await createProject(t.service.ctx, { name: 'other', ownerUserId: await adminUserId(t) });
+  const other = await createProject(accessDeps(t.service.ctx), { name: 'other', ownerUserId: await adminUserId(t) });
   await capture(other.projectApiKey, '$pageview', 'early-bird', '2024-02-01T00:00:00.000Z');
 
   const key = t.projectApiKey;

@@ -5,6 +5,7 @@ import { chCheckpointId, type ChProjection } from '../../src/processing/clickhou
 import { createClickHouseProjectionRunner } from '../../src/processing/clickhouseProjectionRunner.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { capture } from '../support/capture.ts';
 
 let t: TestService;
 let ch: ClickHouse;
@@ -28,9 +29,8 @@ const batch = (n: number, tag: string) => ({
   })),
 });
 
-const post = async (body: unknown) => {
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect(res.status).toBe(200);
+const post = async (body: { api_key: string; batch: unknown[] }) => {
+  await capture(t, body.batch, { apiKey: body.api_key });
 };
 
 const countIn = async (c: ClickHouse, tag: string) => {

@@ -4,6 +4,7 @@ import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { rebuildProjection } from '../../src/processing/rebuildProjection.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
+import { capture } from '../support/capture.ts';
 
 /**
  * The persons read model is a deterministic fold of the log: built live (small batches, cut
@@ -65,8 +66,7 @@ function traffic(count: number): Item[] {
 }
 
 async function post(batch: Item[]): Promise<void> {
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status, await res.text()).toBe(200);
+  await capture(t, batch);
 }
 
 async function settle(): Promise<void> {

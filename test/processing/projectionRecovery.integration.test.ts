@@ -6,7 +6,8 @@ import { checkpointId, readCheckpoint, type PgProjection } from '../../src/proce
 import { rebuildProjection } from '../../src/processing/rebuildProjection.ts';
 import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
 import { accessProjection } from '../../projections/access/accessProjection.ts';
-import { createRole } from '../../commands/access/accessCommands.ts';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createRole } from '../../commands/access/createRole.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 let t: TestService;
@@ -19,7 +20,7 @@ beforeAll(async () => {
   t = await startTestService();
   databaseUrl = t.config.databaseUrl!;
   const base = `/api/projects/${t.projectId}/feature_flags`;
-  const { roleId } = await createRole(t.service.ctx, { name: 'Editors', featureFlagsAccessLevel: 37, memberUserIds: [], createdByUserId: null });
+  const { roleId } = await createRole(accessDeps(t.service.ctx), { name: 'Editors', featureFlagsAccessLevel: 37, memberUserIds: [], createdByUserId: null });
   for (let i = 0; i < 25; i++) {
     const created = await t.api('POST', `${base}/`, {
       key: `flag-${i}`,

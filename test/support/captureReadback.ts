@@ -1,4 +1,4 @@
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import type { TestService } from './testService.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { TestService } from './testService.ts';
+import { capture as captureBatch } from './capture.ts';
 
 /** Helpers of the persons command suites (test/http/persons.commands*.test.ts): real capture, then REST. */
 let seq = 0;
@@ -10,8 +11,7 @@ type Ev = { event: string; distinct_id: string; properties?: Record<string, unkn
 /** One /batch/ request: events of one request are ordered per distinct id only, so ordered steps are separate calls. */
 export async function capture(t: TestService, ...events: Ev[]): Promise<void> {
   const batch = events.map((e) => ({ event: e.event, properties: { distinct_id: e.distinct_id, $lib: 'web', ...e.properties } }));
-  const res = await fetch(`${t.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: t.projectApiKey, batch }) });
-  expect(res.status, await res.text()).toBe(200);
+  await captureBatch(t, batch);
 }
 
 export const personsPath = (t: TestService, rest = '') => `/api/projects/${t.projectId}/persons/${rest}`;

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventCapturedData } from '../../commands/capture/eventCaptured.ts';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { createTestDatabase } from './testDatabase.ts';
 
 export type TestService = Readonly<{
@@ -37,7 +38,7 @@ export async function startTestService(env: Record<string, string> = {}, options
   });
   const service = await createService(config);
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
-  const { rows } = await service.stores.pool.query<{ id: number }>('SELECT id FROM projects ORDER BY id LIMIT 1');
+  const projectId = await accessReader(service.stores.pool).firstProjectId();
   const api: TestService['api'] = async (method, p, body, key = config.initPersonalApiKey ?? null) => {
     const headers: Record<string, string> = {};
     if (key) headers.authorization = `Bearer ${key}`;
@@ -56,7 +57,7 @@ export async function startTestService(env: Record<string, string> = {}, options
     service,
     url,
     config,
-    projectId: rows[0]!.id,
+    projectId: projectId!,
     projectApiKey: config.initProjectApiKey!,
     personalApiKey: config.initPersonalApiKey!,
     api,

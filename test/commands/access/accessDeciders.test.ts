@@ -12,7 +12,7 @@ import type {
   RoleCreated,
   RoleMemberAdded,
   UserCreated,
-} from '../../../commands/access/accessEvents.ts';
+} from '../../../commands/access/model/accessEvents.ts';
 import { DeciderSpecification } from '../../support/deciderSpec.ts';
 
 const AT = '2024-05-01T10:00:00.000Z';

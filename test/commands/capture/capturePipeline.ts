@@ -1,7 +1,8 @@
-import { type CaptureFailure, failureBody, invalidApiKey, invalidPersonalApiKey } from '../../../commands/capture/captureFailure.ts';
+import { type CaptureError, type CaptureFailure, invalidApiKey, invalidPersonalApiKey } from '../../../commands/capture/captureErrors.ts';
 import { type RawCaptureRequest, decodeCaptureRequest } from '../../../commands/capture/decodeCaptureRequest.ts';
 import { type NormalizedCapturedEvent, normalizeCapturedEvent } from '../../../commands/capture/normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from '../../../commands/capture/parseCaptureBatch.ts';
+import { httpError } from '../../../src/http/apiError.ts';
 
 /**
  * What the capture route will do with the pure modules, minus the database: a fixed set of known project keys stands
@@ -9,12 +10,15 @@ import { parseCaptureBatch } from '../../../commands/capture/parseCaptureBatch.t
  */
 export type PipelineResult =
   | { status: 200 | 204; results: NormalizedCapturedEvent[]; sentAt: string | undefined; historicalMigration: boolean }
-  | { status: CaptureFailure['status']; failure: CaptureFailure; bodyText: string };
+  | { status: 400 | 401 | 413; failure: CaptureError; bodyText: string };
 
 export const NOW = new Date('2024-06-02T02:10:00.000Z');
 
 export function runCapturePipeline(req: RawCaptureRequest, knownTokens: ReadonlySet<string>, now = NOW): PipelineResult {
-  const fail = (failure: CaptureFailure): PipelineResult => ({ status: failure.status, failure, bodyText: JSON.stringify(failureBody(failure)) });
+  const fail = ({ error }: CaptureFailure): PipelineResult => {
+    const { status, body } = httpError(error);
+    return { status, failure: error, bodyText: JSON.stringify(body) };
+  };
   const decoded = decodeCaptureRequest(req);
   if (!decoded.ok) return fail(decoded);
   const batch = parseCaptureBatch(decoded.payload, { path: req.path, form: decoded.form, query: req.query });
@@ -25,6 +29,12 @@ export function runCapturePipeline(req: RawCaptureRequest, knownTokens: Readonly
   const results = batch.items.map((item) => normalizeCapturedEvent(item, { projectId: 1, now, sentAt: batch.sentAt, ip, path: req.path }));
   return { status: req.query.beacon === '1' ? 204 : 200, results, sentAt: batch.sentAt, historicalMigration: batch.historicalMigration };
 }
+
+/** A refusal as the route answers it, flat: `ok: false`, the status and the body's fields. */
+export const answerOf = ({ error }: CaptureFailure) => {
+  const { status, body } = httpError(error);
+  return { ok: false as const, status, ...body };
+};
 
 /** A request as the route will hand it over; headers lower-cased, query parsed the way Fastify does ('+' is a space). */
 export function request(opts: {

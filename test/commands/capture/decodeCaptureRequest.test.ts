@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
 import { decodeCaptureRequest, parseJson } from '../../../commands/capture/decodeCaptureRequest.ts';
-import { request } from './capturePipeline.ts';
+import { answerOf, request } from './capturePipeline.ts';
 
 const EVENT = { event: '$pageview', distinct_id: 'user 1+2', properties: { token: 'token123', emoji: '\u{1F913}' } };
 const JSON_TEXT = JSON.stringify(EVENT);
@@ -11,13 +11,13 @@ const B64 = Buffer.from(JSON_TEXT, 'utf8').toString('base64');
 const decode = (opts: Parameters<typeof request>[0], max?: number) => decodeCaptureRequest(request(opts), max === undefined ? {} : { maxDecodedBytes: max });
 const payloadOf = (opts: Parameters<typeof request>[0]) => {
   const r = decode(opts);
-  if (!r.ok) throw new Error(`${r.status} ${r.detail}`);
+  if (!r.ok) throw new Error(`${answerOf(r).status} ${r.error.detail}`);
   return r.payload;
 };
 const failureOf = (opts: Parameters<typeof request>[0], max?: number) => {
   const r = decode(opts, max);
   if (r.ok) throw new Error('expected a failure');
-  return r;
+  return answerOf(r);
 };
 
 function multipart(fields: Record<string, string | Buffer>, boundary = 'XyZ') {

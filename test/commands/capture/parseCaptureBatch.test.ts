@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { type CaptureBatchContext, parseCaptureBatch, tokenShapeProblem } from '../../../commands/capture/parseCaptureBatch.ts';
+import { answerOf } from './capturePipeline.ts';
 
 const ctx = (over: Partial<CaptureBatchContext> = {}): CaptureBatchContext => ({ path: '/e', form: {}, query: {}, ...over });
 const ok = (payload: unknown, c = ctx()) => {
   const r = parseCaptureBatch(payload, c);
-  if (!r.ok) throw new Error(`${r.status} ${r.code}: ${r.detail}`);
+  if (!r.ok) throw new Error(`${answerOf(r).status} ${r.error.code}: ${r.error.detail}`);
   return r;
 };
 const fail = (payload: unknown, c = ctx()) => {
   const r = parseCaptureBatch(payload, c);
   if (r.ok) throw new Error('expected a failure');
-  return r;
+  return answerOf(r);
 };
 const ev = (extra: Record<string, unknown> = {}) => ({ event: 'e', distinct_id: 'd', ...extra });
 

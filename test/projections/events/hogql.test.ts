@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { tokenize, HogQLError } from '../../queries/events/hogqlTokenizer.ts';
-import { parseExpr, parseOrderItem, parseSelectItem } from '../../queries/events/hogqlParser.ts';
-import { ExprCompiler } from '../../queries/events/hogqlCompiler.ts';
-import { compileOrderBy, compileSelect, compileWhere } from '../../queries/events/hogqlQuery.ts';
-import { Params } from '../../queries/events/sqlParams.ts';
+import { tokenize, HogQLError } from '../../../projections/events/hogql/hogqlTokenizer.ts';
+import { parseExpr, parseOrderItem, parseSelectItem } from '../../../projections/events/hogql/hogqlParser.ts';
+import { ExprCompiler } from '../../../projections/events/hogql/hogqlCompiler.ts';
+import { compileOrderBy, compileSelect, compileWhere } from '../../../projections/events/hogql/hogqlQuery.ts';
+import { Params } from '../../../projections/events/sqlParams.ts';
 
 const compile = (text: string) => {
   const params = new Params();

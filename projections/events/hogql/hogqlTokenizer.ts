@@ -1,6 +1,6 @@
-import { DomainFailure, invalidInput } from '../../src/core/errors.ts';
+import { DomainFailure, invalidInput } from '../../../src/core/errors.ts';
 /**
- * Tokenizer of the HogQL subset the events API accepts (see README.md in this folder).
+ * Tokenizer of the HogQL subset the events API accepts (see queries/events/README.md).
  *
  * Identifiers: letters, digits, `_` and `$` (not starting with a digit), or quoted with backticks
  * or double quotes. Strings: single quotes, with `''` or backslash escapes. Numbers: decimal

@@ -1,4 +1,4 @@
-import type { Event } from '../../src/core/event.ts';
+import type { Event } from '../../../src/core/event.ts';
 
 /** Access control is event-sourced like everything else: who could do what, and since when, is in the log. */
 export type ProjectCreated = Event<

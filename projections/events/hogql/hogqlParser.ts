@@ -1,5 +1,5 @@
 /**
- * Recursive-descent parser of the HogQL expression subset (README.md in this folder).
+ * Recursive-descent parser of the HogQL expression subset (queries/events/README.md).
  *
  *   expr       := or
  *   or         := and (OR and)*

@@ -10,7 +10,7 @@
  */
 import { type Expr } from './hogqlParser.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
-import { type Params, propertySql } from './sqlParams.ts';
+import { type Params, propertySql } from '../sqlParams.ts';
 
 export type SqlType = 'string' | 'property' | 'number' | 'bool' | 'datetime' | 'date' | 'null';
 export type Compiled = Readonly<{

@@ -1,4 +1,4 @@
-import type { Event } from '../../src/core/event.ts';
+import type { Event } from '../../../src/core/event.ts';
 
 /**
  * One ingested analytics event, exactly as accepted. Everything a rebuild needs is here, so no

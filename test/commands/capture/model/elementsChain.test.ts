@@ -6,7 +6,7 @@ import {
   extractElements,
   takeElementsChain,
   type ElementView,
-} from '../../../commands/capture/elementsChain.ts';
+} from '../../../../commands/capture/model/elementsChain.ts';
 
 const view = (order: number, fields: Partial<ElementView>): ElementView => ({
   event: null,

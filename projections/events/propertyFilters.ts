@@ -15,15 +15,15 @@
  * gt, gte, lt, lte (numeric), is_date_before, is_date_after, is_date_exact (ISO or relative dates
  * like `-7d`; exact compares to the second).
  */
-import { parseDateParam } from './eventCursor.ts';
-import { compileCondition } from './hogqlQuery.ts';
-import { HogQLError } from './hogqlTokenizer.ts';
+import { parseDateParam } from '../shared/dateParam.ts';
+import { compileCondition } from './hogql/hogqlQuery.ts';
+import { HogQLError } from './hogql/hogqlTokenizer.ts';
 import { dateTimeParamSql, type Params, propertySql } from './sqlParams.ts';
 import {
   type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, isRecord, operatorOf, requireValue,
-} from '../../projections/shared/propertyFilterTree.ts';
+} from '../shared/propertyFilterTree.ts';
 
-export { FilterError, OPERATORS } from '../../projections/shared/propertyFilterTree.ts';
+export { FilterError, OPERATORS } from '../shared/propertyFilterTree.ts';
 
 function eventFilter(f: Record<string, unknown>, path: string, params: Params, now: Date): string {
   const type = f.type ?? 'event';

@@ -5,7 +5,7 @@
 import { type Compiled, ExprCompiler } from './hogqlCompiler.ts';
 import { type Expr, parseExpr, parseOrderItem, parseSelectItem } from './hogqlParser.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
-import type { Params } from './sqlParams.ts';
+import type { Params } from '../sqlParams.ts';
 
 export const MAX_EXPRESSION_LENGTH = 4000;
 export const MAX_ITEMS = 50;

@@ -1,16 +1,41 @@
 /**
- * Reads of the ClickHouse `events` table for the events REST API. Every statement is built from
- * fixed SQL text and `Params` placeholders; the only interpolated names are the configured
- * database and the table.
+ * The only reader of the ClickHouse `events` table (written by eventsProjection.ts), for the events
+ * REST API. Every statement is built from fixed SQL text and `Params` placeholders; the only
+ * interpolated names are the configured database and the table.
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import type { PersonIdSet } from './eventPersonFilters.ts';
-import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem, type WhereItem } from './hogqlQuery.ts';
-import { HogQLError } from './hogqlTokenizer.ts';
+import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem, type WhereItem } from './hogql/hogqlQuery.ts';
+import { HogQLError } from './hogql/hogqlTokenizer.ts';
 import { compilePropertyFilters } from './propertyFilters.ts';
 import { dateTimeParamSql, Params, propertySql } from './sqlParams.ts';
-import { escapeLike } from '../../projections/shared/propertyFilterTree.ts';
-import { EVENT_COLUMNS_SQL, type EventRow, type EventView, selectValue, toEventView } from './eventView.ts';
+import { escapeLike } from '../shared/propertyFilterTree.ts';
+
+/** The columns an event row is read with (aliases that shadow no column of `events`). */
+export const EVENT_COLUMNS_SQL =
+  'toString(uuid) AS _id, distinct_id AS _distinct_id, properties AS _properties, event AS _event, toString(timestamp) AS _ts, elements_chain AS _elements_chain';
+
+export type EventRow = {
+  _id: string;
+  _distinct_id: string;
+  _properties: string;
+  _event: string;
+  _ts: string;
+  _elements_chain: string;
+};
+
+/** ClickHouse `DateTime64(6, 'UTC')` text → PostHog's `2023-09-15T09:15:02.325000+00:00`. */
+export function formatTimestamp(clickhouseText: string): string {
+  return `${clickhouseText.replace(' ', 'T')}+00:00`;
+}
+
+/** A ClickHouse value of a select column → JSON: date-times in the event timestamp format. */
+export function selectValue(value: unknown, clickhouseType: string): unknown {
+  if (typeof value === 'string' && /^(Nullable\()?DateTime64/.test(clickhouseType)) return formatTimestamp(value);
+  return value;
+}
+
+/** `has(ids, distinct_id)`, or `not(has(ids, distinct_id))` when `negated`: a person condition resolved to distinct ids. */
+export type PersonIdSet = Readonly<{ ids: readonly string[]; negated: boolean }>;
 
 export type ListInput = Readonly<{
   projectId: number;
@@ -25,7 +50,7 @@ export type ListInput = Readonly<{
   /** the distinct ids of the person asked for (resolved from the persons read model) */
   personDistinctIds?: readonly string[];
   properties?: unknown;
-  /** person conditions resolved in Postgres (eventPersonFilters.ts): each restricts `distinct_id` */
+  /** person conditions resolved in Postgres (queries/events/eventPersonFilters.ts): each restricts `distinct_id` */
   personIdSets?: readonly PersonIdSet[];
   select?: readonly string[];
   /** HogQL conditions, or items already parsed (person conditions taken out) */
@@ -39,7 +64,7 @@ export type ListInput = Readonly<{
 export type Paging = { kind: 'cursor'; descending: boolean; last: { timestamp: string; uuid: string } | null } | { kind: 'offset' };
 
 export type ListResult =
-  | { kind: 'events'; events: EventView[]; more: boolean; paging: Paging }
+  | { kind: 'events'; rows: EventRow[]; more: boolean; paging: Paging }
   | { kind: 'select'; columns: string[]; types: string[]; results: unknown[][]; more: boolean; paging: Paging };
 
 /** ClickHouse errors that a user's expression or filter can cause: answered 400, not 500. */
@@ -127,10 +152,9 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
 
   if (!select) {
     const rows = await run<EventRow[]>(ch, `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`, params, 'JSONEachRow');
-    const events = rows.slice(0, input.limit).map(toEventView);
     const last = rows[input.limit - 1];
-    if (paging.kind === 'cursor' && last) paging.last = { timestamp: events.at(-1)!.timestamp, uuid: last._id };
-    return { kind: 'events', events, more: rows.length > input.limit, paging };
+    if (paging.kind === 'cursor' && last) paging.last = { timestamp: formatTimestamp(last._ts), uuid: last._id };
+    return { kind: 'events', rows: rows.slice(0, input.limit), more: rows.length > input.limit, paging };
   }
 
   const cursorColumns = paging.kind === 'cursor' ? ', toString(timestamp) AS _cursor_ts, toString(uuid) AS _cursor_id' : '';
@@ -153,7 +177,7 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   };
 }
 
-export async function getEvent(ch: ClickHouse, projectId: number, uuid: string): Promise<EventView | null> {
+export async function getEvent(ch: ClickHouse, projectId: number, uuid: string): Promise<EventRow | null> {
   const params = new Params();
   const rows = await run<EventRow[]>(
     ch,
@@ -161,7 +185,7 @@ export async function getEvent(ch: ClickHouse, projectId: number, uuid: string):
     params,
     'JSONEachRow',
   );
-  return rows[0] ? toEventView(rows[0]) : null;
+  return rows[0] ?? null;
 }
 
 /**
