@@ -10,7 +10,7 @@ import { readBackEvent } from '../support/captureReadback.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 /**
- * Every case of shared/reference/capture_cases.json over real HTTP, against the service with its default body limits
+ * Every case of test/fixtures/capture_cases.json over real HTTP, against the service with its default body limits
  * (2 MiB single-event routes, 20 MiB /batch). The request is built exactly as the case states it (method, path, raw
  * query, headers, `body_base64` or `body` with `body_expand`); the status is `expected_status_here` when present, else
  * PostHog's `expected_status`. Error bodies are compared with `expected_json` / `expected_body_contains` where our
@@ -35,7 +35,7 @@ type Case = {
   notes?: string;
 };
 
-const CASES_FILE = new URL('../../../shared/reference/capture_cases.json', import.meta.url);
+const CASES_FILE = new URL('../fixtures/capture_cases.json', import.meta.url);
 const cases: Case[] = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
 
 /** Decision 6: the cases' tokens stand for valid project keys; each gets a project of its own here. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { accepted, request, runCapturePipeline } from './capturePipeline.ts';
 
 /**
- * Every case of shared/reference/capture_cases.json through decode → parse → key check → normalize. The status class
+ * Every case of test/fixtures/capture_cases.json through decode → parse → key check → normalize. The status class
  * asserted is `expected_status_here` (this project's answer), falling back to PostHog's `expected_status`. Error bodies
  * are compared only where our status is PostHog's too (otherwise the recorded body is for an answer we do not give);
  * success bodies are the route's to write and are not checked here.
@@ -25,7 +25,7 @@ type Case = {
   notes?: string;
 };
 
-const CASES_FILE = new URL('../../../../shared/reference/capture_cases.json', import.meta.url);
+const CASES_FILE = new URL('../../fixtures/capture_cases.json', import.meta.url);
 const cases: Case[] = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
 
 /**

@@ -10,9 +10,8 @@ import {
   type FlagFilters,
 } from '../../../../commands/featureFlags/model/flagFilters.ts';
 
-// Verified SDK cases live beside the repo; override the directory when running elsewhere.
-// CI clones the project with shared/ beside it.
-const REFERENCE_DIR = process.env.HOGSTREAM_REFERENCE_DIR ?? fileURLToPath(new URL('../../../../../shared/reference/', import.meta.url));
+// Verified SDK cases, copied from ../shared/reference/ (see test/fixtures/README.md).
+const REFERENCE_DIR = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
 type Case = { name: string; flag: { key: string; filters: unknown }; extra_flags?: Case['flag'][] };
 const cases = JSON.parse(readFileSync(join(REFERENCE_DIR, 'flag_cases.json'), 'utf8')) as Case[];
 const definitions = cases.flatMap((c) =>

@@ -1,0 +1,98 @@
+// Import-direction rules of the code base (issue #7), checked by `npm run lint:deps` (part of
+// `npm test`). docs/ARCHITECTURE.md explains the layout these rules keep; `npm run graph:deps`
+// redraws docs/architecture-deps.md from this file and the code.
+//
+// Paths are relative to the repository root. Tests (`test/`) and benchmarks (`bench/`) are not
+// cruised: they may import anything they exercise.
+
+/** The feature slices: everything outside `src/` that the kernel must not know about. */
+const SLICES = '^(commands|projections|queries|processes)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'model-only-from-commands',
+      comment:
+        'Queries, projections and processes may import from commands/ only its published model ' +
+        '(commands/<feature>/model/**: events, stream names, evolve, pure rules shared by both ' +
+        'sides). Deciders, handlers and routes are the write side. Move what both sides need into ' +
+        'the model folder of the feature.',
+      severity: 'error',
+      from: { path: '^(queries|projections|processes)/' },
+      to: { path: '^commands/', pathNot: '^commands/[^/]+/model/' },
+    },
+    {
+      name: 'commands-not-queries',
+      comment:
+        'The write side never imports the read side: a command reads facts through a projection ' +
+        'reader (projections/<readModel>/<readModel>Reader.ts), not through a query module or view.',
+      severity: 'error',
+      from: { path: '^commands/' },
+      to: { path: '^queries/' },
+    },
+    {
+      name: 'projections-not-queries-or-processes',
+      comment:
+        'Projections (and their readers) are below queries and processes: they may not import ' +
+        'queries/ or processes/. Put shared SQL helpers in projections/shared/.',
+      severity: 'error',
+      from: { path: '^projections/' },
+      to: { path: '^(queries|processes)/' },
+    },
+    {
+      name: 'src-only-roots-import-slices',
+      comment:
+        'The kernel (src/) knows the slices only in its composition roots: src/service.ts, ' +
+        'src/routes.ts, src/bootstrap.ts and src/cli/**. Anything else in src/ that needs a ' +
+        'slice gets it passed in as a dependency (e.g. the access reader for auth).',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: ['^src/(service|routes|bootstrap)\\.ts$', '^src/cli/'],
+      },
+      to: { path: SLICES },
+    },
+    {
+      name: 'only-routes-use-http',
+      comment:
+        'Only route files (*Routes.ts) of a slice import the HTTP kit (src/http/**). Handlers, ' +
+        'queries, readers and projections throw DomainFailure (src/core/errors.ts) and know ' +
+        'nothing about HTTP, so the CLI and tests can call them too.',
+      severity: 'error',
+      from: { path: SLICES, pathNot: 'Routes\\.ts$' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'no-circular',
+      comment:
+        'No import cycles (type-only imports included): a cycle means two modules are one module ' +
+        'in two files, or that a shared piece wants its own file.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    // What is cruised; `lint:deps` passes `.` and this narrows it, so a slice folder that does
+    // not exist yet (processes/) is no error.
+    includeOnly: '^(src|commands|projections|queries|processes)/',
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|\\.data|dist|coverage)/' },
+    // Type-only imports count too: a query that imports a decider's types still depends on it.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: {
+      // `npm run graph:deps` collapses to one box per folder two levels deep (see package.json);
+      // readable mermaid text, since it is checked in.
+      mermaid: { minify: false },
+      text: { highlightFocused: true },
+    },
+  },
+};
