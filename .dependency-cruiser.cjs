@@ -26,10 +26,21 @@ module.exports = {
       name: 'commands-not-queries',
       comment:
         'The write side never imports the read side: a command reads facts through a projection ' +
-        'reader (projections/<readModel>/<readModel>Reader.ts), not through a query module or view.',
+        'reader (projections/<readModel>/<readModel>Reader.ts), not through a query module or view ' +
+        '(route files: see write-routes-answer-with-own-views).',
       severity: 'error',
-      from: { path: '^commands/' },
+      from: { path: '^commands/', pathNot: 'Routes\\.ts$' },
       to: { path: '^queries/' },
+    },
+    {
+      name: 'write-routes-answer-with-own-views',
+      comment:
+        'A write route answers with the object as the read side shows it (PostHog returns the flag ' +
+        'after a PATCH), so a command route file may import the views and query functions of its ' +
+        'own feature (queries/<same feature>/) and of no other; handlers and deciders never do.',
+      severity: 'error',
+      from: { path: '^commands/([^/]+)/[^/]+Routes\\.ts$' },
+      to: { path: '^queries/', pathNot: '^queries/$1/' },
     },
     {
       name: 'projections-not-queries-or-processes',

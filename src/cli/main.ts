@@ -14,7 +14,6 @@ import { createRole } from '../../commands/access/createRole.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
 import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
-import { accessReader } from '../../projections/access/accessReader.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';

@@ -116,13 +116,13 @@ export function createPostgresEventStore(
       // One JSON document for the whole insert: Postgres parses it once, and no per-element array
       // escaping happens here (which, for thousands of events, cost more than the insert itself).
       const rows: { id: string; s: string; r: string; t: string; d: object; m: object }[] = [];
-      const planned = batch.map((item, i) => {
+      for (const [i, item] of batch.entries()) {
         const seenHere = new Set<string>();
         const fresh = item.events
           .map((e, j) => ({ e, id: ids[i]![j]! }))
           .filter(({ id }) => !known.has(id) && !seenHere.has(id) && seenHere.add(id) !== undefined);
         const current = head.get(item.streamName)!;
-        if (fresh.length === 0) return { fresh: [] as string[], current };
+        if (fresh.length === 0) continue;
         const expected = item.expectedRevision;
         const ok =
           expected === 'any' ||
@@ -136,8 +136,7 @@ export function createPostgresEventStore(
           rows.push({ id, s: item.streamName, r: (next++).toString(), t: e.type, d: e.data, m: e.metadata });
         }
         head.set(item.streamName, next - 1n);
-        return { fresh: fresh.map((f) => f.id), current };
-      });
+      }
 
       if (rows.length > 0) {
         const inserted = await client.query<{ id: string; position: string }>(

@@ -28,6 +28,9 @@ const PROBES: Record<string, string> = {
   // commands-not-queries
   'commands/persons/usesQuery.ts': 'queries/persons/personView.ts',
   'commands/persons/usesReader.ts': 'projections/persons/personsReader.ts',
+  // write-routes-answer-with-own-views
+  'commands/persons/personRoutes.ts': 'queries/persons/personView.ts',
+  'commands/access/accessRoutes.ts': 'queries/persons/personView.ts',
   // projections-not-queries-or-processes
   'projections/events/usesQuery.ts': 'queries/persons/personView.ts',
   'projections/events/usesProcess.ts': 'processes/eventDeletion/eventDeletionJob.ts',
@@ -127,6 +130,11 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
   it('commands-not-queries: a command reads through a projection reader, not a query', () => {
     expect(brokenBy('commands/persons/usesQuery.ts')).toEqual(['commands-not-queries']);
     expect(brokenBy('commands/persons/usesReader.ts')).toEqual([]);
+  });
+
+  it('write-routes-answer-with-own-views: a command route may import its own feature\'s views only', () => {
+    expect(brokenBy('commands/persons/personRoutes.ts')).toEqual([]);
+    expect(brokenBy('commands/access/accessRoutes.ts')).toEqual(['write-routes-answer-with-own-views']);
   });
 
   it('projections-not-queries-or-processes', () => {

@@ -29,7 +29,6 @@ const KEY = 'token123';
 const CAPTURE_LIMIT = 64 * 1024;
 const BATCH_LIMIT = 256 * 1024;
 const ROUTES = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const;
-const NON_BATCH_ROUTES = ROUTES.filter((r) => r !== '/batch');
 
 let t: TestService;
 beforeAll(async () => {
