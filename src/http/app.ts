@@ -23,6 +23,8 @@ export type AppOptions = Readonly<{
   /** registered outside it (capture, /decide): they authenticate with the payload's token */
   publicRoutes: readonly FastifyPluginAsync[];
   readiness: Readiness;
+  /** reachability of the databases, for /_health (cheap; cached by the caller) */
+  health: Readiness;
   logLevel?: string;
   bodyLimit?: number;
 }>;
@@ -75,8 +77,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get(
     '/_health',
-    { schema: { tags: ['ops'], response: { 200: z.object({ status: z.literal('ok') }) } } },
-    async () => ({ status: 'ok' as const }),
+    {
+      schema: {
+        tags: ['ops'],
+        response: {
+          200: z.object({ status: z.literal('ok') }),
+          503: z.object({ status: z.literal('unavailable'), failing: z.array(z.string()) }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const h = await options.health();
+      return h.ok ? { status: 'ok' as const } : reply.status(503).send({ status: 'unavailable' as const, failing: h.failing });
+    },
   );
   app.get(
     '/_readyz',
