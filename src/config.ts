@@ -24,7 +24,7 @@ const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   /** request body limits of the capture endpoints (capture.md decision 5) */
   CAPTURE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
-  BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20_000_000),
   /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   /** longest Postgres statement (server-side statement_timeout) */

@@ -33,7 +33,7 @@ export type AppOptions = Readonly<{
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
-    bodyLimit: options.bodyLimit ?? 20 * 1024 * 1024,
+    bodyLimit: options.bodyLimit ?? 20_000_000,
     routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
