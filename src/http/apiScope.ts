@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { fail, notFound, forbidden, unauthenticated } from '../core/errors.ts';
+import { fail, forbidden, invalidInput, notFound, unauthenticated } from '../core/errors.ts';
 import { hashKey } from '../core/keys.ts';
 import { hasScope, type Principal, type ProjectAccess } from '../core/principal.ts';
 
@@ -46,6 +46,18 @@ async function resolveProject(auth: AuthLookup, principal: Principal, raw: strin
 export const apiScope =
   (auth: AuthLookup, routes: readonly FastifyPluginAsync[]): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
+    // Postgres text cannot hold NUL: a parameter carrying one is the caller's mistake, named as such.
+    app.addHook('preValidation', async (request: FastifyRequest) => {
+      for (const source of [request.query, request.params]) {
+        if (typeof source !== 'object' || source === null) continue;
+        for (const [name, value] of Object.entries(source)) {
+          const values = Array.isArray(value) ? value : [value];
+          if (values.some((v) => typeof v === 'string' && v.includes('\0'))) {
+            fail(invalidInput('NUL characters are not allowed.', name));
+          }
+        }
+      }
+    });
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (request.method === 'OPTIONS') return;
       const principal = await authenticate(auth, request.headers.authorization);

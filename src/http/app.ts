@@ -48,6 +48,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     try {
+      const depth = jsonDepth(text);
+      if (depth > MAX_API_JSON_DEPTH) {
+        return done(new DomainFailure(validation('parse_error', `JSON nested more than ${MAX_API_JSON_DEPTH} levels deep.`)));
+      }
       const parsed: unknown = JSON.parse(text);
       if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
         return done(new DomainFailure(invalidInput('NUL characters (\\u0000) are not allowed.')));
@@ -111,4 +115,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(apiScope(options.auth, options.apiRoutes));
   for (const routes of options.publicRoutes) await app.register(routes);
   return app;
+}
+
+/** No /api body needs more (flag filters are about 6 deep); deeper input would only exhaust the stack downstream. */
+export const MAX_API_JSON_DEPTH = 100;
+
+/** Deepest nesting of objects and arrays in JSON text, brackets inside strings not counted: one pass, no recursion. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
 }
