@@ -54,4 +54,3 @@ export const personalApiKeyStream = (id: string) => `personal_api_key-${id}`;
 export const roleStream = (id: string) => `role-${id}`;
 
 export const ACCESS_LEVEL = { member: 1, admin: 8, owner: 15 } as const;
-export const FLAG_ACCESS = { view: 21, edit: 37 } as const;

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { match } from 'ts-pattern';
 import type { Decider } from '../../src/core/decider.ts';
 import { type DomainError, forbidden, notFound, validation } from '../../src/core/errors.ts';
-import { canEditFlag, type FlagEditor } from './canEditFlag.ts';
+import { canEditFlag, type FlagEditor } from './model/canEditFlag.ts';
 import {
   type FeatureFlagEvent,
   type FeatureFlagState,
@@ -11,8 +11,8 @@ import {
   evolveFlag,
   flagFieldNames,
   initialFlagState,
-} from './featureFlag.ts';
-import { normalizeFlagFilters, validateFlagFilters, validateFlagKey } from './flagFilters.ts';
+} from './model/featureFlag.ts';
+import { normalizeFlagFilters, validateFlagFilters, validateFlagKey } from './model/flagFilters.ts';
 
 /**
  * Facts the handler looked up before deciding (the decider stays pure): whether another live flag

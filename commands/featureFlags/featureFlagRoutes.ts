@@ -1,22 +1,21 @@
-import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type AppContext, nextId } from '../../src/appContext.ts';
-import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
+import type { AppContext } from '../../src/appContext.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
-import { getFeatureFlag, isFlagKeyTaken } from '../../queries/featureFlags/featureFlagQueries.ts';
+// The answers are the query side's views, read through the same readers the handlers used.
+import { type FlagReaders, getFeatureFlag } from '../../queries/featureFlags/featureFlagQueries.ts';
 import { FlagView } from '../../queries/featureFlags/flagView.ts';
-import { getRoleAccess, RoleAccessView, roleExists } from '../../queries/featureFlags/roleAccessView.ts';
-import { type FlagFields, featureFlagStream } from './featureFlag.ts';
-import { featureFlagDecider } from './featureFlagDecider.ts';
-import { normalizeFlagFilters } from './flagFilters.ts';
-import { withFlagKeyLock } from './flagKeyLock.ts';
-import { loadFlagEditor } from './loadFlagEditor.ts';
-import type { FlagEditor } from './canEditFlag.ts';
+import { getRoleAccess, RoleAccessView } from '../../queries/featureFlags/roleAccessView.ts';
+import { createFeatureFlag } from './createFeatureFlag.ts';
+import { featureFlagDeps } from './featureFlagDeps.ts';
+import { grantRoleAccess } from './grantRoleAccess.ts';
+import { type FlagEditor, loadFlagEditor } from './model/canEditFlag.ts';
+import { patchFeatureFlag } from './patchFeatureFlag.ts';
+import { revokeRoleAccess } from './revokeRoleAccess.ts';
 
 const writable = {
   name: z.string().optional(),
@@ -37,89 +36,44 @@ const ProjectParams = z.object({ project_id: z.string() });
 const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
 const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
 
-const caller = (request: FastifyRequest) => ({ user: principalOf(request).user, project: projectOf(request) });
+const callerOf = (request: FastifyRequest) => ({
+  projectId: projectOf(request).id,
+  userId: principalOf(request).user.id,
+  projectLevel: projectOf(request).level,
+});
 
-const pickFields = (body: z.infer<typeof PatchFlagBody>): Partial<FlagFields> =>
-  Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at'));
-
-/** Write side of feature flags: each route parses, looks up the facts the decider needs, decides, appends. */
+/** Write side of feature flags: each route parses, calls its handler and answers with the view. */
 export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
+  const deps = featureFlagDeps(ctx);
+  const readers: FlagReaders = { flags: deps.flags, access: deps.access };
   const prefix = '/api/projects/:project_id/feature_flags';
-  /** The flag as the read model shows it once it has applied `position`; `editor` when already loaded. */
-  const respond = async (request: FastifyRequest, flagId: number, position: bigint | undefined, known?: FlagEditor) => {
-    const { user, project } = caller(request);
-    await ctx.awaitProjection(featureFlagsProjection, position);
-    const editor = known ?? (await loadFlagEditor(ctx.pool, user.id, project.level));
-    const view = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
-    if (!view) fail(notFound());
-    return view;
+  /** The flag as the read model shows it (the handler waited for its write); `editor` when already loaded. */
+  const flagView = async (request: FastifyRequest, flagId: number, known?: FlagEditor) => {
+    const { projectId, userId, projectLevel } = callerOf(request);
+    const editor = known ?? (await loadFlagEditor(deps.access, userId, projectLevel));
+    return (await getFeatureFlag(readers, projectId, flagId, editor)) ?? fail(notFound());
   };
 
   app.post(`${prefix}/`, {
     config: { scope: 'feature_flag:write' },
     schema: { tags: ['feature_flags'], params: ProjectParams, body: CreateFlagBody, response: { 201: FlagView, ...errorResponses } },
   }, async (request, reply) => {
-    const { user, project } = caller(request);
-    const body = request.body;
-    const flagId = await nextId(ctx.pool, 'feature_flag');
-    const fields: FlagFields = {
-      name: body.name ?? '',
-      key: body.key,
-      filters: body.filters ?? normalizeFlagFilters(undefined),
-      active: body.active ?? true,
-      ensure_experience_continuity: body.ensure_experience_continuity ?? false,
-      rollback_conditions: body.rollback_conditions ?? null,
-      performed_rollback: body.performed_rollback ?? false,
-      tags: body.tags ?? [],
-      analytics_dashboards: body.analytics_dashboards ?? [],
-      has_enriched_analytics: body.has_enriched_analytics ?? false,
-    };
-    const key = body.key.trim();
-    // The uniqueness check, the append and its projection happen under the key's lock.
-    const result = await withFlagKeyLock(ctx.pool, project.id, key, async () => {
-      const handled = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
-        type: 'CreateFeatureFlag',
-        flagId,
-        projectId: project.id,
-        fields,
-        deleted: body.deleted ?? false,
-        createdAt: body.created_at ? new Date(body.created_at).toISOString() : ctx.now().toISOString(),
-        createdByUserId: user.id,
-        keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key),
-      }, requestMetadata(ctx, request));
-      await ctx.awaitProjection(featureFlagsProjection, handled.position);
-      return handled;
-    });
-    return reply.status(201).send(await respond(request, flagId, result.position));
+    const { projectId, userId } = callerOf(request);
+    const { flagId } = await createFeatureFlag(deps, { projectId, userId, flag: request.body }, requestMetadata(ctx, request));
+    return reply.status(201).send(await flagView(request, flagId));
   });
 
   app.patch(`${prefix}/:id/`, {
     config: { scope: 'feature_flag:write' },
     schema: { tags: ['feature_flags'], params: FlagParams, body: PatchFlagBody, response: { 200: FlagView, ...errorResponses } },
   }, async (request) => {
-    const { user, project } = caller(request);
-    const flagId = request.params.id;
-    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
-    const current = await getFeatureFlag(ctx.pool, project.id, flagId, editor);
-    if (!current) fail(notFound());
-    const changes = { ...pickFields(request.body), ...(request.body.deleted !== undefined ? { deleted: request.body.deleted } : {}) };
-    const key = (request.body.key ?? current.key).trim();
-    const patch = async () => {
-      const handled = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
-        type: 'PatchFeatureFlag',
-        projectId: project.id,
-        changes,
-        editor,
-        keyTaken: await isFlagKeyTaken(ctx.pool, project.id, key, flagId),
-      }, requestMetadata(ctx, request));
-      await ctx.awaitProjection(featureFlagsProjection, handled.position);
-      return handled;
-    };
-    // A rename or a restore claims a key: it runs under that key's lock, like a create.
-    const claimsKey = request.body.key !== undefined || request.body.deleted === false;
-    const result = claimsKey ? await withFlagKeyLock(ctx.pool, project.id, key, patch) : await patch();
-    return respond(request, flagId, result.position, editor);
+    const { flagId, editor } = await patchFeatureFlag(
+      deps,
+      { ...callerOf(request), flagId: request.params.id, patch: request.body },
+      requestMetadata(ctx, request),
+    );
+    return flagView(request, flagId, editor);
   });
 
   // Hard deletes are refused: the only way to remove a flag is PATCH {deleted: true}.
@@ -137,23 +91,14 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       response: { 201: RoleAccessView, ...errorResponses },
     },
   }, async (request, reply) => {
-    const { user, project } = caller(request);
+    const caller = callerOf(request);
     const flagId = request.params.feature_flag_id;
-    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
-    const roleAccessId = await nextId(ctx.pool, 'role_access');
-    // One spelling per role: Postgres prints uuids in lower case, and the decider compares strings.
-    const roleId = request.body.role_id.toLowerCase();
-    const result = await handleCommand(ctx.store, featureFlagStream(flagId), featureFlagDecider, {
-      type: 'GrantRoleAccess',
-      projectId: project.id,
-      roleAccessId,
-      roleId,
-      roleExists: await roleExists(ctx.pool, roleId),
-      editor,
-      at: ctx.now().toISOString(),
-    }, requestMetadata(ctx, request));
-    await ctx.awaitProjection(featureFlagsProjection, result.position);
-    const view = await getRoleAccess(ctx.pool, project.id, flagId, roleAccessId, editor);
+    const { roleAccessId, editor } = await grantRoleAccess(
+      deps,
+      { ...caller, flagId, roleId: request.body.role_id },
+      requestMetadata(ctx, request),
+    );
+    const view = await getRoleAccess(readers, caller.projectId, flagId, roleAccessId, editor);
     if (!view) fail(notFound());
     return reply.status(201).send(view);
   });
@@ -166,15 +111,11 @@ export const featureFlagCommandRoutes = (ctx: AppContext): FastifyPluginAsync =>
       response: { 204: z.null().describe('No content'), ...errorResponses },
     },
   }, async (request, reply) => {
-    const { user, project } = caller(request);
-    const editor = await loadFlagEditor(ctx.pool, user.id, project.level);
-    const result = await handleCommand(ctx.store, featureFlagStream(request.params.feature_flag_id), featureFlagDecider, {
-      type: 'RevokeRoleAccess',
-      projectId: project.id,
-      roleAccessId: request.params.id,
-      editor,
-    }, requestMetadata(ctx, request));
-    await ctx.awaitProjection(featureFlagsProjection, result.position);
+    await revokeRoleAccess(
+      deps,
+      { ...callerOf(request), flagId: request.params.feature_flag_id, roleAccessId: request.params.id },
+      requestMetadata(ctx, request),
+    );
     return reply.status(204).send(null);
   });
 };

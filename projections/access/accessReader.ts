@@ -2,6 +2,20 @@ import type pg from 'pg';
 import type { AuthUser, Principal, ProjectAccess } from '../../src/core/principal.ts';
 
 export type ActivityUser = { id: number; first_name: string; last_name: string; email: string };
+/** A user as other read models' views show it (a flag's or a role's creator). */
+export type UserRecord = { id: number; uuid: string; distinct_id: string; first_name: string; last_name: string; email: string };
+/**
+ * A role with its creator and members. `members` is kept as Postgres builds it (jsonb, members in
+ * the order they were added), since the role view passes it on as JSON text.
+ */
+export type RoleRecord = {
+  id: string;
+  name: string;
+  feature_flags_access_level: number;
+  created_at: Date;
+  creator: UserRecord | null;
+  members: unknown[];
+};
 
 /**
  * The only reader of the `access` read model's tables (projects, users, memberships, personal API
@@ -99,5 +113,29 @@ export const accessReader = (pool: pg.Pool) => ({
   async roleExists(roleId: string): Promise<boolean> {
     const { rowCount } = await pool.query('SELECT 1 FROM roles WHERE id = $1', [roleId]);
     return (rowCount ?? 0) > 0;
+  },
+
+  /** Users by id, for the `created_by` of views (missing ids are left out). */
+  async usersById(ids: readonly number[]): Promise<Map<number, UserRecord>> {
+    const { rows } = await pool.query<UserRecord>(
+      'SELECT id, uuid, distinct_id, first_name, last_name, email FROM users WHERE id = ANY($1::int[])',
+      [ids],
+    );
+    return new Map(rows.map((u) => [u.id, u]));
+  },
+
+  /** A role with its creator and its members (each `{user, added_at}`, by time added). */
+  async roleWithMembers(roleId: string): Promise<RoleRecord | undefined> {
+    const { rows } = await pool.query<RoleRecord>(
+      `SELECT r.id, r.name, r.feature_flags_access_level, r.created_at,
+              CASE WHEN u.id IS NULL THEN NULL
+                   ELSE jsonb_build_object('id', u.id, 'uuid', u.uuid, 'distinct_id', u.distinct_id,
+                                           'first_name', u.first_name, 'last_name', u.last_name, 'email', u.email) END AS creator,
+              COALESCE((SELECT jsonb_agg(jsonb_build_object('user', to_jsonb(mu.*) - 'created_at', 'added_at', m.added_at) ORDER BY m.added_at)
+                          FROM role_members m JOIN users mu ON mu.id = m.user_id WHERE m.role_id = r.id), '[]') AS members
+         FROM roles r LEFT JOIN users u ON u.id = r.created_by_user_id WHERE r.id = $1`,
+      [roleId],
+    );
+    return rows[0];
   },
 });

@@ -1,20 +1,18 @@
-import type pg from 'pg';
 import { match } from 'ts-pattern';
-import type { RecordedEvent } from '../../src/core/event.ts';
-import type { PgProjection } from '../../src/processing/projection.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 import {
   type FeatureFlagEvent,
   type FlagField,
   featureFlagEventTypes,
   flagFieldNames,
-} from '../../commands/featureFlags/featureFlag.ts';
+} from '../../commands/featureFlags/model/featureFlag.ts';
 
 const jsonColumns = new Set<FlagField>(['filters', 'rollback_conditions', 'tags', 'analytics_dashboards']);
 const toColumn = (field: FlagField, value: unknown) =>
   jsonColumns.has(field) ? JSON.stringify(value ?? null) : value;
 
 /** The flags read model: one row per flag with its current fields, plus its role access entries. */
-export const featureFlagsProjection: PgProjection = {
+export const featureFlagsProjection = pgProjection<FeatureFlagEvent>({
   name: 'feature_flags',
   version: 1,
   tables: ['feature_flags', 'feature_flag_role_access'],
@@ -49,8 +47,8 @@ export const featureFlagsProjection: PgProjection = {
     );
     CREATE INDEX IF NOT EXISTS feature_flag_role_access_flag ON feature_flag_role_access (flag_id);
   `,
-  async handle(events: readonly RecordedEvent[], tx: pg.PoolClient) {
-    for (const event of events as readonly RecordedEvent<FeatureFlagEvent>[]) {
+  async handle(events, tx) {
+    for (const event of events) {
       const revision = event.revision.toString();
       const at = event.metadata.occurredAt;
       const touch = (flagId: number, set: string, params: unknown[]) =>
@@ -58,7 +56,7 @@ export const featureFlagsProjection: PgProjection = {
           `UPDATE feature_flags SET ${set}, updated_at = $2, revision = $3 WHERE id = $1 AND revision < $3`,
           [flagId, at, revision, ...params],
         );
-      await match(event as FeatureFlagEvent)
+      await match(event)
         .with({ type: 'FeatureFlagCreated' }, ({ data: d }) => {
           const f = d.fields;
           return tx.query(
@@ -95,4 +93,4 @@ export const featureFlagsProjection: PgProjection = {
         .exhaustive();
     }
   },
-};
+});

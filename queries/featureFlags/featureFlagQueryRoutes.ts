@@ -6,8 +6,8 @@ import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
-import { loadFlagEditor } from '../../commands/featureFlags/loadFlagEditor.ts';
-import { getFeatureFlag, listFeatureFlags } from './featureFlagQueries.ts';
+import { loadFlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
+import { type FlagReaders, flagReaders, getFeatureFlag, listFeatureFlags } from './featureFlagQueries.ts';
 import { FlagView } from './flagView.ts';
 import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
 import { ActivityEntry, allFlagsActivity, flagActivity } from './flagActivity.ts';
@@ -17,12 +17,13 @@ const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
 const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
 const ActivityPage = paginated(ActivityEntry).extend({ total_count: z.number().int() });
 
-const editorOf = (ctx: AppContext, request: FastifyRequest) =>
-  loadFlagEditor(ctx.pool, principalOf(request).user.id, projectOf(request).level);
+const editorOf = (readers: FlagReaders, request: FastifyRequest) =>
+  loadFlagEditor(readers.access, principalOf(request).user.id, projectOf(request).level);
 
 /** Read side of feature flags: every route reads a read model, or the flag streams for activity. */
 export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
+  const readers = flagReaders(ctx.pool);
   const prefix = '/api/projects/:project_id/feature_flags';
   const read = { scope: 'feature_flag:read' };
 
@@ -30,7 +31,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: paginated(FlagView), ...errorResponses } },
   }, async (request) => {
-    const page = await listFeatureFlags(ctx.pool, projectOf(request).id, request.query, await editorOf(ctx, request));
+    const page = await listFeatureFlags(readers, projectOf(request).id, request.query, await editorOf(readers, request));
     return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -38,7 +39,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: FlagParams, response: { 200: FlagView, ...errorResponses } },
   }, async (request) => {
-    const flag = await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.id, await editorOf(ctx, request));
+    const flag = await getFeatureFlag(readers, projectOf(request).id, request.params.id, await editorOf(readers, request));
     if (!flag) fail(notFound());
     return flag;
   });
@@ -47,9 +48,9 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: RoleAccessParams, querystring: PageQuery, response: { 200: paginated(RoleAccessView), ...errorResponses } },
   }, async (request) => {
-    const editor = await editorOf(ctx, request);
-    if (!(await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
-    const page = await listRoleAccess(ctx.pool, projectOf(request).id, request.params.feature_flag_id, request.query, editor);
+    const editor = await editorOf(readers, request);
+    if (!(await getFeatureFlag(readers, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
+    const page = await listRoleAccess(readers, projectOf(request).id, request.params.feature_flag_id, request.query, editor);
     return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -57,9 +58,9 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: read,
     schema: { tags: ['feature_flags'], params: RoleAccessParams.extend({ id: z.coerce.number().int() }), response: { 200: RoleAccessView, ...errorResponses } },
   }, async (request) => {
-    const editor = await editorOf(ctx, request);
-    if (!(await getFeatureFlag(ctx.pool, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
-    const view = await getRoleAccess(ctx.pool, projectOf(request).id, request.params.feature_flag_id, request.params.id, editor);
+    const editor = await editorOf(readers, request);
+    if (!(await getFeatureFlag(readers, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
+    const view = await getRoleAccess(readers, projectOf(request).id, request.params.feature_flag_id, request.params.id, editor);
     if (!view) fail(notFound());
     return view;
   });
@@ -69,7 +70,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: activity,
     schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const page = await allFlagsActivity(ctx.store, ctx.pool, projectOf(request).id, request.query);
+    const page = await allFlagsActivity(ctx.store, readers.access, projectOf(request).id, request.query);
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });
 
@@ -77,7 +78,7 @@ export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => a
     config: activity,
     schema: { tags: ['feature_flags'], params: FlagParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
   }, async (request) => {
-    const page = await flagActivity(ctx.store, ctx.pool, projectOf(request).id, request.params.id, request.query);
+    const page = await flagActivity(ctx.store, readers.access, projectOf(request).id, request.params.id, request.query);
     if (!page) fail(notFound());
     return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
   });

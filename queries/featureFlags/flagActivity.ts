@@ -1,5 +1,4 @@
-import { accessReader } from '../../projections/access/accessReader.ts';
-import type pg from 'pg';
+import type { AccessReader } from '../../projections/access/accessReader.ts';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
@@ -14,7 +13,7 @@ import {
   featureFlagStream,
   flagFieldNames,
   initialFlagState,
-} from '../../commands/featureFlags/featureFlag.ts';
+} from '../../commands/featureFlags/model/featureFlag.ts';
 
 export const ActivityChange = z.object({
   type: z.literal('FeatureFlag'),
@@ -92,15 +91,15 @@ export function activityOf(events: readonly RecordedEvent<FeatureFlagEvent>[]): 
 }
 
 /** Activity of one flag, newest first; undefined when the flag is not in this project. */
-export async function flagActivity(store: EventStore, pool: pg.Pool, projectId: number, flagId: number, page: { limit: number; offset: number }) {
+export async function flagActivity(store: EventStore, users: Pick<AccessReader, 'activityUsers'>, projectId: number, flagId: number, page: { limit: number; offset: number }) {
   const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
   const created = events[0];
   if (!created || created.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId) return undefined;
-  return activityPage(accessReader(pool), activityOf(events), page);
+  return activityPage(users, activityOf(events), page);
 }
 
 /** Activity of every flag of a project, newest first, read from the flag streams in log order. */
-export async function allFlagsActivity(store: EventStore, pool: pg.Pool, projectId: number, page: { limit: number; offset: number }) {
+export async function allFlagsActivity(store: EventStore, users: Pick<AccessReader, 'activityUsers'>, projectId: number, page: { limit: number; offset: number }) {
   const byStream = new Map<string, RecordedEvent<FeatureFlagEvent>[]>();
   for await (const e of readAllEvents(store, { streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`], eventTypes: featureFlagEventTypes })) {
     if (e.metadata.projectId !== projectId) continue;
@@ -108,5 +107,5 @@ export async function allFlagsActivity(store: EventStore, pool: pg.Pool, project
     list.push(e as RecordedEvent<FeatureFlagEvent>);
     byStream.set(e.streamName, list);
   }
-  return activityPage(accessReader(pool), [...byStream.values()].flatMap(activityOf), page);
+  return activityPage(users, [...byStream.values()].flatMap(activityOf), page);
 }

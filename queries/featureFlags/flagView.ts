@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { type FlagFilters, deriveFlagFields } from '../../commands/featureFlags/flagFilters.ts';
-import { canEditFlag, type FlagEditor } from '../../commands/featureFlags/canEditFlag.ts';
+import { type FlagFilters, deriveFlagFields } from '../../commands/featureFlags/model/flagFilters.ts';
+import { canEditFlag, type FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
+import type { UserRecord } from '../../projections/access/accessReader.ts';
+import type { FlagRow } from '../../projections/featureFlags/featureFlagsReader.ts';
 
 export const UserView = z
   .object({
@@ -43,33 +45,7 @@ export const FlagView = z
   .meta({ id: 'FeatureFlag' });
 export type FlagView = z.infer<typeof FlagView>;
 
-/** Columns every flag query selects: the flag, its creator and the ids of roles given access. */
-export const flagSelect = `
-  SELECT f.*, to_jsonb(u.*) AS creator,
-         COALESCE((SELECT array_agg(ra.role_id::text) FROM feature_flag_role_access ra WHERE ra.flag_id = f.id), '{}') AS role_ids
-    FROM feature_flags f LEFT JOIN users u ON u.id = f.created_by_user_id`;
-
-export type FlagRow = {
-  id: number;
-  key: string;
-  name: string;
-  filters: Record<string, unknown>;
-  active: boolean;
-  deleted: boolean;
-  ensure_experience_continuity: boolean;
-  rollback_conditions: unknown;
-  performed_rollback: boolean;
-  tags: unknown[];
-  analytics_dashboards: number[];
-  has_enriched_analytics: boolean;
-  created_by_user_id: number | null;
-  created_at: Date;
-  updated_at: Date;
-  creator: { id: number; uuid: string; distinct_id: string; first_name: string; last_name: string; email: string } | null;
-  role_ids: string[];
-};
-
-export const toUserView = (u: NonNullable<FlagRow['creator']>): UserView => ({
+export const toUserView = (u: UserRecord): UserView => ({
   id: u.id,
   uuid: u.uuid,
   distinct_id: u.distinct_id,
@@ -79,7 +55,8 @@ export const toUserView = (u: NonNullable<FlagRow['creator']>): UserView => ({
   is_email_verified: true,
 });
 
-export function toFlagView(row: FlagRow, editor: FlagEditor): FlagView {
+/** The API's flag, from its read-model row and its creator (read from the users read model). */
+export function toFlagView(row: FlagRow, creator: UserRecord | undefined, editor: FlagEditor): FlagView {
   const derived = deriveFlagFields(row.filters as FlagFilters);
   return {
     id: row.id,
@@ -88,7 +65,7 @@ export function toFlagView(row: FlagRow, editor: FlagEditor): FlagView {
     filters: row.filters,
     deleted: row.deleted,
     active: row.active,
-    created_by: row.creator ? toUserView(row.creator) : null,
+    created_by: creator ? toUserView(creator) : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     is_simple_flag: derived.is_simple_flag,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { FlagEditor } from '../../../commands/featureFlags/canEditFlag.ts';
+import type { FlagEditor } from '../../../commands/featureFlags/model/canEditFlag.ts';
 import type {
   FeatureFlagCreated,
   FeatureFlagEvent,
   FeatureFlagState,
   FlagFields,
   RoleAccessGranted,
-} from '../../../commands/featureFlags/featureFlag.ts';
+} from '../../../commands/featureFlags/model/featureFlag.ts';
 import {
   type CreateFeatureFlag,
   type GrantRoleAccess,

@@ -8,11 +8,11 @@ import {
   validateFlagFilters,
   validateFlagKey,
   type FlagFilters,
-} from '../../../commands/featureFlags/flagFilters.ts';
+} from '../../../../commands/featureFlags/model/flagFilters.ts';
 
 // Verified SDK cases live beside the repo; override the directory when running elsewhere.
 // CI clones the project with shared/ beside it.
-const REFERENCE_DIR = process.env.HOGSTREAM_REFERENCE_DIR ?? fileURLToPath(new URL('../../../../shared/reference/', import.meta.url));
+const REFERENCE_DIR = process.env.HOGSTREAM_REFERENCE_DIR ?? fileURLToPath(new URL('../../../../../shared/reference/', import.meta.url));
 type Case = { name: string; flag: { key: string; filters: unknown }; extra_flags?: Case['flag'][] };
 const cases = JSON.parse(readFileSync(join(REFERENCE_DIR, 'flag_cases.json'), 'utf8')) as Case[];
 const definitions = cases.flatMap((c) =>

@@ -1,5 +1,5 @@
 import { match } from 'ts-pattern';
-import type { Event } from '../../src/core/event.ts';
+import type { Event } from '../../../src/core/event.ts';
 
 /** The writable fields of a flag, named as the API names them. */
 export type FlagFields = {

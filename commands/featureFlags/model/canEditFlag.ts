@@ -23,3 +23,16 @@ export function canEditFlag(
   if (editor.projectLevel >= ADMIN_LEVEL) return true;
   return flag.roleIds.some((id) => editor.roles.get(id) === EDIT_LEVEL);
 }
+
+/**
+ * The caller as a `FlagEditor`: the project level the auth step resolved plus the caller's roles,
+ * read from the access read model. Commands load it before deciding (the decider stays pure);
+ * queries load it for `can_edit`.
+ */
+export async function loadFlagEditor(
+  roles: Readonly<{ roleLevelsOf(userId: number): Promise<ReadonlyMap<string, number>> }>,
+  userId: number,
+  projectLevel: number,
+): Promise<FlagEditor> {
+  return { userId, projectLevel, roles: await roles.roleLevelsOf(userId) };
+}
