@@ -31,6 +31,8 @@ const ConfigSchema = z.object({
   PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** a Postgres transaction left idle this long is ended by the server (e.g. an abandoned export) */
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** /api requests per minute per personal API key (PostHog's CRUD limit); 0 turns the limit off */
+  API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(480),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -51,6 +53,7 @@ export type Config = Readonly<{
   logLevel: string;
   readYourWritesTimeoutMs: number;
   postgresTimeouts: PoolTimeouts;
+  apiRateLimitPerMinute: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
   eventDeletionSchedule: string;
@@ -80,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
+    apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
     postgresTimeouts: {
       connectMs: c.PG_CONNECT_TIMEOUT_MS,
       statementMs: c.PG_STATEMENT_TIMEOUT_MS,

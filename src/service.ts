@@ -91,6 +91,7 @@ export async function createService(config: Config, options: { clickhouse?: bool
     publicRoutes: [capture],
     readiness,
     health,
+    apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
     logLevel: config.logLevel,
     bodyLimit: config.batchBodyLimitBytes,
   });

@@ -12,13 +12,14 @@ export const ApiErrorBody = z
   .meta({ id: 'Error' });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
-const statusByKind: Record<DomainError['kind'], 400 | 401 | 403 | 404 | 409 | 413> = {
+const statusByKind: Record<DomainError['kind'], 400 | 401 | 403 | 404 | 409 | 413 | 429> = {
   validation: 400,
   not_found: 404,
   forbidden: 403,
   conflict: 409,
   unauthenticated: 401,
   too_large: 413,
+  throttled: 429,
 };
 const typeByKind: Record<DomainError['kind'], string> = {
   validation: 'validation_error',
@@ -27,6 +28,7 @@ const typeByKind: Record<DomainError['kind'], string> = {
   conflict: 'invalid_request',
   unauthenticated: 'authentication_error',
   too_large: 'validation_error',
+  throttled: 'throttled_error',
 };
 
 /** A domain or query failure as the API answers it. */

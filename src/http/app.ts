@@ -10,7 +10,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { apiScope, type AuthLookup } from './apiScope.ts';
+import { type ApiLimits, apiScope, type AuthLookup } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
 
@@ -20,6 +20,8 @@ export type AppOptions = Readonly<{
   auth: AuthLookup;
   /** registered inside the `/api/` scope: personal API key, scope and project checked first */
   apiRoutes: readonly FastifyPluginAsync[];
+  /** rate limit of the /api scope */
+  apiLimits: ApiLimits;
   /** registered outside it (capture, /decide): they authenticate with the payload's token */
   publicRoutes: readonly FastifyPluginAsync[];
   readiness: Readiness;
@@ -112,7 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  await app.register(apiScope(options.auth, options.apiRoutes));
+  await app.register(apiScope(options.auth, options.apiRoutes, options.apiLimits));
   for (const routes of options.publicRoutes) await app.register(routes);
   return app;
 }

@@ -54,6 +54,7 @@ beforeAll(async () => {
     DATA_DIR: dataDir,
     DATABASE_URL: await createTestDatabase(),
     LOG_LEVEL: 'error',
+    API_RATE_LIMIT_PER_MINUTE: '0', // the fuzzer is one key sending thousands of requests a minute
     INIT_PROJECT_API_KEY: keys.projectApiKey,
     INIT_PERSONAL_API_KEY: keys.personalApiKey,
   });
