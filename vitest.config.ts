@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.integration.test.ts'],
+          exclude: ['test/**/*.integration.test.ts', 'test/**/*.reliability.test.ts'],
         },
       },
       {
@@ -23,6 +23,15 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.integration.test.ts'],
+          globalSetup: ['test/support/globalSetup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Fuzzing and fault injection against a running service (npm run test:reliability).
+          name: 'reliability',
+          include: ['test/**/*.reliability.test.ts'],
           globalSetup: ['test/support/globalSetup.ts'],
         },
       },

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { PoolTimeouts } from './db/postgres.ts';
 import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from './core/cron.ts';
 
 const url = (protocols: string[]) =>
@@ -23,7 +24,15 @@ const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   /** request body limits of the capture endpoints (capture.md decision 5) */
   CAPTURE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
-  BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20_000_000),
+  /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
+  PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
+  /** longest Postgres statement (server-side statement_timeout) */
+  PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** a Postgres transaction left idle this long is ended by the server (e.g. an abandoned export) */
+  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** /api requests per minute per personal API key (PostHog's CRUD limit); 0 turns the limit off */
+  API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(480),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -43,6 +52,8 @@ export type Config = Readonly<{
   initPersonalApiKey: string | undefined;
   logLevel: string;
   readYourWritesTimeoutMs: number;
+  postgresTimeouts: PoolTimeouts;
+  apiRateLimitPerMinute: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
   eventDeletionSchedule: string;
@@ -72,6 +83,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
+    apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
+    postgresTimeouts: {
+      connectMs: c.PG_CONNECT_TIMEOUT_MS,
+      statementMs: c.PG_STATEMENT_TIMEOUT_MS,
+      idleInTransactionMs: c.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
     eventDeletionSchedule: c.EVENT_DELETION_SCHEDULE,

@@ -51,6 +51,15 @@ export async function createService(config: Config, options: { clickhouse?: bool
   await runners.get('access')!.caughtUp();
   const boot = await bootstrap(ctx, { projectApiKey: config.initProjectApiKey, personalApiKey: config.initPersonalApiKey });
 
+  const health = cachedFor(1_000, async () => {
+    const failing: string[] = [];
+    await withTimeout(stores.pool.query('SELECT 1'), 1_000).catch(() => failing.push('postgres'));
+    if (clickhouse) {
+      const ping = await withTimeout(clickhouse.client.ping(), 1_000).catch(() => ({ success: false }));
+      if (!ping.success) failing.push('clickhouse');
+    }
+    return { ok: failing.length === 0, failing };
+  });
   const readiness = async () => {
     const failing: string[] = [];
     await stores.pool.query('SELECT 1').catch(() => failing.push('postgres'));
@@ -75,6 +84,8 @@ export async function createService(config: Config, options: { clickhouse?: bool
     apiRoutes: [...routes(ctx), ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])],
     publicRoutes: [capture],
     readiness,
+    health,
+    apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
     logLevel: config.logLevel,
     bodyLimit: config.batchBodyLimitBytes,
   });
@@ -99,5 +110,20 @@ export async function createService(config: Config, options: { clickhouse?: bool
         await clickhouse?.close();
         await stores.close(); // stops the embedded Postgres this process started
       })()),
+  };
+}
+
+const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ]);
+
+/** One check in flight at a time, its answer reused for `ms`: health probes cannot load the databases. */
+function cachedFor<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | undefined;
+  return () => {
+    if (!last || Date.now() - last.at > ms) last = { at: Date.now(), value: check() };
+    return last.value;
   };
 }

@@ -29,7 +29,11 @@ export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\
 
 /** A scalar filter value as the text properties are compared with. */
 export function filterText(value: unknown, where: string): string {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    // Neither store can compare with NUL (Postgres text cannot hold it).
+    if (value.includes('\0')) throw new FilterError(`${where}: NUL characters are not allowed`);
+    return value;
+  }
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   throw new FilterError(`${where}: value must be a string, number or boolean`);
@@ -75,6 +79,7 @@ export function compileFilterTree(input: unknown, dialect: FilterDialect): strin
     }
     if (++count > MAX_FILTERS) throw new FilterError(`properties: more than ${MAX_FILTERS} filters`);
     if (typeof n.key !== 'string' || n.key === '') throw new FilterError(`${path}.key: a non-empty string is required`);
+    if (n.key.includes('\0')) throw new FilterError(`${path}.key: NUL characters are not allowed`);
     return dialect.leaf(n, path);
   };
   const group = (op: 'AND' | 'OR', items: unknown[], depth: number, path: string) =>

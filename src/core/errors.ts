@@ -5,7 +5,7 @@
  * routes knows HTTP.
  */
 export type DomainError = Readonly<{
-  kind: 'validation' | 'not_found' | 'forbidden' | 'conflict' | 'unauthenticated' | 'too_large';
+  kind: 'validation' | 'not_found' | 'forbidden' | 'conflict' | 'unauthenticated' | 'too_large' | 'throttled';
   code: string;
   detail: string;
   attr: string | null;
@@ -28,6 +28,7 @@ export const notFound = (detail = 'Not found.') => domainError('not_found', 'not
 export const forbidden = (detail: string) => domainError('forbidden', 'permission_denied', detail);
 export const unauthenticated = (code: string, detail: string) => domainError('unauthenticated', code, detail);
 export const tooLarge = (detail: string) => domainError('too_large', 'payload_too_large', detail);
+export const throttled = (detail: string) => domainError('throttled', 'throttled', detail);
 
 export const isDomainError = (value: unknown): value is DomainError =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && 'kind' in value && 'code' in value;

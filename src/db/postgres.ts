@@ -3,8 +3,29 @@ import pg from 'pg';
 // int8 columns (positions, revisions) stay strings unless parsed deliberately; counts are parsed here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
+/** Bounds on every Postgres connection of a pool, so an outage or a stuck client cannot hold one forever. */
+export type PoolTimeouts = Readonly<{
+  /** waiting for a connection (a free pool slot or a new session); past it the request fails fast */
+  connectMs: number;
+  /** one statement, enforced by the server (`statement_timeout`) */
+  statementMs: number;
+  /** a transaction left open with nothing running (`idle_in_transaction_session_timeout`) */
+  idleInTransactionMs: number;
+}>;
+
+export const DEFAULT_POOL_TIMEOUTS: PoolTimeouts = { connectMs: 2_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
+
+export function createPool(connectionString: string, max = 10, timeouts: PoolTimeouts = DEFAULT_POOL_TIMEOUTS): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    // A frozen server answers nothing: the client gives up a little after the server-side limit would have.
+    query_timeout: timeouts.statementMs + 5_000,
+    keepAlive: true,
+  });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
   // Nor must a checked-out client's: the query in progress rejects with the error anyway.
@@ -28,3 +49,20 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
 }
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+// Connection-level failures (socket codes and SQLSTATE classes 08, 53300, 57P0x) and client-side
+// timeouts: the database is unreachable or overloaded, not the request wrong.
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH',
+  '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+]);
+const UNAVAILABLE_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|connection error|Query read timeout|the database system is (starting up|shutting down|in recovery mode)|Client was closed|Cannot use a pool after calling end/i;
+
+/** Whether `error` means Postgres (or another server over a socket, e.g. ClickHouse) cannot be reached right now: answer 503 and let the client retry; not a bug. */
+export function isDependencyUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  return error instanceof Error && UNAVAILABLE_MESSAGES.test(error.message);
+}

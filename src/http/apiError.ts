@@ -19,6 +19,7 @@ const statusByKind = {
   conflict: 409,
   unauthenticated: 401,
   too_large: 413,
+  throttled: 429,
 } as const satisfies Record<DomainError['kind'], number>;
 const typeByKind: Record<DomainError['kind'], string> = {
   validation: 'validation_error',
@@ -27,6 +28,7 @@ const typeByKind: Record<DomainError['kind'], string> = {
   conflict: 'invalid_request',
   unauthenticated: 'authentication_error',
   too_large: 'validation_error',
+  throttled: 'throttled_error',
 };
 
 /** A domain or query failure as the API answers it; the status is typed by the error's kind. */

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { fail, notFound, forbidden, unauthenticated } from '../core/errors.ts';
+import { DomainFailure, fail, forbidden, invalidInput, notFound, throttled, unauthenticated } from '../core/errors.ts';
 import { hashKey } from '../core/keys.ts';
 import { hasScope, type Principal, type ProjectAccess } from '../core/principal.ts';
 
@@ -43,9 +45,39 @@ async function resolveProject(auth: AuthLookup, principal: Principal, raw: strin
  * on request, before the body is validated, so an anonymous caller learns nothing about the
  * payload rules. Routes read the caller with `principalOf` and `projectOf`.
  */
+export type ApiLimits = Readonly<{
+  /** requests per minute per personal API key (or per client address without one); 0 turns it off */
+  requestsPerMinute: number;
+}>;
+
 export const apiScope =
-  (auth: AuthLookup, routes: readonly FastifyPluginAsync[]): FastifyPluginAsync =>
+  (auth: AuthLookup, routes: readonly FastifyPluginAsync[], limits: ApiLimits): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
+    if (limits.requestsPerMinute > 0) {
+      // Counted before authentication, so a flood of bad keys is throttled too; keys are counted by hash.
+      await app.register(rateLimit, {
+        max: limits.requestsPerMinute,
+        timeWindow: 60_000,
+        keyGenerator: (request) => {
+          const header = request.headers.authorization;
+          return header ? `key:${createHash('sha256').update(header).digest('base64url')}` : `ip:${request.ip}`;
+        },
+        errorResponseBuilder: (_request, context) =>
+          new DomainFailure(throttled(`Request was throttled. Expected available in ${Math.ceil(context.ttl / 1000)} seconds.`)),
+      });
+    }
+    // Postgres text cannot hold NUL: a parameter carrying one is the caller's mistake, named as such.
+    app.addHook('preValidation', async (request: FastifyRequest) => {
+      for (const source of [request.query, request.params]) {
+        if (typeof source !== 'object' || source === null) continue;
+        for (const [name, value] of Object.entries(source)) {
+          const values = Array.isArray(value) ? value : [value];
+          if (values.some((v) => typeof v === 'string' && v.includes('\0'))) {
+            fail(invalidInput('NUL characters are not allowed.', name));
+          }
+        }
+      }
+    });
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (request.method === 'OPTIONS') return;
       const principal = await authenticate(auth, request.headers.authorization);

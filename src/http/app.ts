@@ -10,7 +10,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { apiScope, type AuthLookup } from './apiScope.ts';
+import { type ApiLimits, apiScope, type AuthLookup } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
 
@@ -20,9 +20,13 @@ export type AppOptions = Readonly<{
   auth: AuthLookup;
   /** registered inside the `/api/` scope: personal API key, scope and project checked first */
   apiRoutes: readonly FastifyPluginAsync[];
+  /** rate limit of the /api scope */
+  apiLimits: ApiLimits;
   /** registered outside it (capture, /decide): they authenticate with the payload's token */
   publicRoutes: readonly FastifyPluginAsync[];
   readiness: Readiness;
+  /** reachability of the databases, for /_health (cheap; cached by the caller) */
+  health: Readiness;
   logLevel?: string;
   bodyLimit?: number;
 }>;
@@ -31,7 +35,7 @@ export type AppOptions = Readonly<{
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
-    bodyLimit: options.bodyLimit ?? 20 * 1024 * 1024,
+    bodyLimit: options.bodyLimit ?? 20_000_000,
     routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
@@ -46,6 +50,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     try {
+      const depth = jsonDepth(text);
+      if (depth > MAX_API_JSON_DEPTH) {
+        return done(new DomainFailure(validation('parse_error', `JSON nested more than ${MAX_API_JSON_DEPTH} levels deep.`)));
+      }
       const parsed: unknown = JSON.parse(text);
       if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
         return done(new DomainFailure(invalidInput('NUL characters (\\u0000) are not allowed.')));
@@ -75,8 +83,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get(
     '/_health',
-    { schema: { tags: ['ops'], response: { 200: z.object({ status: z.literal('ok') }) } } },
-    async () => ({ status: 'ok' as const }),
+    {
+      schema: {
+        tags: ['ops'],
+        response: {
+          200: z.object({ status: z.literal('ok') }),
+          503: z.object({ status: z.literal('unavailable'), failing: z.array(z.string()) }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const h = await options.health();
+      return h.ok ? { status: 'ok' as const } : reply.status(503).send({ status: 'unavailable' as const, failing: h.failing });
+    },
   );
   app.get(
     '/_readyz',
@@ -95,7 +114,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  await app.register(apiScope(options.auth, options.apiRoutes));
+  await app.register(apiScope(options.auth, options.apiRoutes, options.apiLimits));
   for (const routes of options.publicRoutes) await app.register(routes);
   return app;
+}
+
+/** No /api body needs more (flag filters are about 6 deep); deeper input would only exhaust the stack downstream. */
+export const MAX_API_JSON_DEPTH = 100;
+
+/** Deepest nesting of objects and arrays in JSON text, brackets inside strings not counted: one pass, no recursion. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
 }

@@ -1,7 +1,15 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainFailure } from '../core/errors.ts';
+import { isDependencyUnavailable } from '../db/postgres.ts';
 import { type ApiErrorBody, httpError } from './apiError.ts';
+
+// character_not_in_repertoire (NUL), untranslatable_character, invalid_regular_expression,
+// program_limit_exceeded / statement_too_complex: backstops behind the validation that should catch them first.
+const INPUT_SQLSTATES = new Set(['22021', '22P05', '2201B', '54000', '54001']);
+
+/** What a 503 asks the client to wait before retrying. */
+export const RETRY_AFTER_SECONDS = 2;
 
 // "/filters/groups/0" → "filters": PostHog names the top-level field of the body or query.
 const attrOf = (path: string) => path.split('/').filter(Boolean)[0] ?? null;
@@ -33,6 +41,18 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (status === 413) return send(413, { type: 'validation_error', code: 'payload_too_large', detail: 'Request body is too large.', attr: null });
     if (status >= 400 && status < 500) {
       return send(status, { type: 'validation_error', code: error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'parse_error' : 'invalid_input', detail: error.message, attr: null });
+    }
+    const sqlState = (error as { code?: unknown }).code;
+    if (typeof sqlState === 'string' && INPUT_SQLSTATES.has(sqlState)) {
+      // A value the database cannot hold or a pattern it cannot compile reached it: the input's fault.
+      request.log.warn({ err: error }, 'input refused by the database');
+      return send(400, { type: 'validation_error', code: 'invalid_input', detail: 'The request contains a value that cannot be stored or compared.', attr: null });
+    }
+    if (isDependencyUnavailable(error)) {
+      // The database is down, restarting or overloaded: a bounded, retryable answer, never a hang or a 500.
+      request.log.warn({ err: error }, 'dependency unavailable');
+      reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return send(503, { type: 'server_error', code: 'service_unavailable', detail: 'The service is temporarily unavailable; retry shortly.', attr: null });
     }
     request.log.error({ err: error }, 'unhandled error');
     return send(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });

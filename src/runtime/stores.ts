@@ -22,7 +22,7 @@ export type Stores = Readonly<{
 export async function openStores(config: Config, projections: readonly PgProjection[]): Promise<Stores> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
   // Runners, the LISTEN connection, the ClickHouse lock and two group commits hold connections at once.
-  const pool = createPool(config.databaseUrl ?? embedded!.connectionString, 20);
+  const pool = createPool(config.databaseUrl ?? embedded!.connectionString, 20, config.postgresTimeouts);
   try {
     await withTransaction(pool, async (tx) => {
       // Migrations of concurrent starters (server and CLI) must not interleave.

@@ -313,4 +313,10 @@ describe('the default body limits, for real', () => {
     expect(big.status).toBe(413);
     expect(big.json).toMatchObject({ type: 'validation_error', code: 'payload_too_large', attr: null });
   });
+
+  it('/batch/: the limit is the spec\'s 20 MB (20,000,000 bytes), not 20 MiB', async () => {
+    const over = await sendRaw(t.url, { path: '/batch/', headers: { 'Content-Type': 'application/json' }, body: sized(20_000_001, '/batch') });
+    expect(over.status).toBe(413);
+    expect(over.json).toMatchObject({ type: 'validation_error', code: 'payload_too_large', attr: null });
+  });
 });
