@@ -11,7 +11,12 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { embeddedPostgresClient, startProcess } from './support/processes.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+  },
+});
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const TOKEN = 'phc_bench_project_key';
@@ -30,10 +35,17 @@ const event = (i: number) => ({
   },
   timestamp: new Date().toISOString(),
 });
-const batchBody = JSON.stringify({ api_key: TOKEN, batch: Array.from({ length: 100 }, (_, i) => event(i)) });
+const batchBody = JSON.stringify({
+  api_key: TOKEN,
+  batch: Array.from({ length: 100 }, (_, i) => event(i)),
+});
 const singleBody = JSON.stringify({ api_key: TOKEN, ...event(1) });
 
-async function load(url: string, body: string, opts: { seconds?: number; overallRate?: number } = {}) {
+async function load(
+  url: string,
+  body: string,
+  opts: { seconds?: number; overallRate?: number } = {},
+) {
   const result = await autocannon({
     url,
     method: 'POST',
@@ -56,14 +68,22 @@ async function load(url: string, body: string, opts: { seconds?: number; overall
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 async function main() {
-  console.log(`bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase, ${connections} connections`);
+  console.log(
+    `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase, ${connections} connections`,
+  );
   const bare = await startProcess('bench/support/bareServer.ts', {});
   const bareBatch = await load(`${bare.url}/batch/`, batchBody);
   const bareSingle = await load(`${bare.url}/capture/`, singleBody);
   await bare.stop();
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
-  const server = await startProcess('src/main.ts', { DATA_DIR: dataDir, PORT: '0', INIT_PROJECT_API_KEY: TOKEN, INIT_PERSONAL_API_KEY: 'phx_bench_personal_key', LOG_LEVEL: 'warn' });
+  const server = await startProcess('src/main.ts', {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    INIT_PROJECT_API_KEY: TOKEN,
+    INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
+    LOG_LEVEL: 'warn',
+  });
   const db = await embeddedPostgresClient(dataDir);
   try {
     // Each phase starts with every projection caught up, so one phase's backlog does not slow the next.
@@ -101,21 +121,40 @@ async function main() {
     sampling = false;
     await sampler;
     lags.sort((a, b) => a - b);
-    const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? 0;
-    const logged = await db.query<{ n: string }>(`SELECT count(*) AS n FROM event_log WHERE type = 'EventCaptured'`);
+    const pct = (p: number) =>
+      lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? 0;
+    const logged = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM event_log WHERE type = 'EventCaptured'`,
+    );
 
     console.log('');
     console.log('| phase | req/s | events/s acknowledged | p50 ms | p99 ms | non-2xx |');
     console.log('|---|---|---|---|---|---|');
-    console.log(`| bare Fastify, 100-event body | ${fmt(bareBatch.rps)} | ${fmt(bareBatch.rps * 100)} | ${bareBatch.p50} | ${bareBatch.p99} | ${bareBatch.non2xx} |`);
-    console.log(`| /batch, 100 events a request | ${fmt(batch.rps)} | ${fmt(batch.rps * 100)} | ${batch.p50} | ${batch.p99} | ${batch.non2xx} |`);
-    console.log(`| bare Fastify, one event | ${fmt(bareSingle.rps)} | ${fmt(bareSingle.rps)} | ${bareSingle.p50} | ${bareSingle.p99} | ${bareSingle.non2xx} |`);
-    console.log(`| /capture, one event | ${fmt(single.rps)} | ${fmt(single.rps)} | ${single.p50} | ${single.p99} | ${single.non2xx} |`);
-    console.log(`| /batch at a fixed 10 000 events/s | ${fmt(steady.rps)} | ${fmt(steady.rps * 100)} | ${steady.p50} | ${steady.p99} | ${steady.non2xx} |`);
+    console.log(
+      `| bare Fastify, 100-event body | ${fmt(bareBatch.rps)} | ${fmt(bareBatch.rps * 100)} | ${bareBatch.p50} | ${bareBatch.p99} | ${bareBatch.non2xx} |`,
+    );
+    console.log(
+      `| /batch, 100 events a request | ${fmt(batch.rps)} | ${fmt(batch.rps * 100)} | ${batch.p50} | ${batch.p99} | ${batch.non2xx} |`,
+    );
+    console.log(
+      `| bare Fastify, one event | ${fmt(bareSingle.rps)} | ${fmt(bareSingle.rps)} | ${bareSingle.p50} | ${bareSingle.p99} | ${bareSingle.non2xx} |`,
+    );
+    console.log(
+      `| /capture, one event | ${fmt(single.rps)} | ${fmt(single.rps)} | ${single.p50} | ${single.p99} | ${single.non2xx} |`,
+    );
+    console.log(
+      `| /batch at a fixed 10 000 events/s | ${fmt(steady.rps)} | ${fmt(steady.rps * 100)} | ${steady.p50} | ${steady.p99} | ${steady.non2xx} |`,
+    );
     console.log('');
-    console.log(`single /capture = ${((single.rps / bareSingle.rps) * 100).toFixed(1)} % of the bare endpoint's req/s`);
-    console.log(`ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`);
-    console.log(`after the saturating /batch phase, the projections (ClickHouse events, persons) needed ${catchUpAfterBatch.toFixed(1)} s to catch up`);
+    console.log(
+      `single /capture = ${((single.rps / bareSingle.rps) * 100).toFixed(1)} % of the bare endpoint's req/s`,
+    );
+    console.log(
+      `ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`,
+    );
+    console.log(
+      `after the saturating /batch phase, the projections (ClickHouse events, persons) needed ${catchUpAfterBatch.toFixed(1)} s to catch up`,
+    );
     console.log(`events in the log: ${fmt(Number(logged.rows[0]!.n))}`);
   } finally {
     await db.end();

@@ -2,16 +2,26 @@ import type pg from 'pg';
 import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
 import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
-import { eventsProjection, skippingDeletedEvents, withGroupIndexes } from './events/eventsProjection.ts';
-import { groupTypesLookup } from './persons/groupTypesLookup.ts';
-import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
-import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
-import { personsProjection } from './persons/personsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
 import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
+import {
+  eventsProjection,
+  skippingDeletedEvents,
+  withGroupIndexes,
+} from './events/eventsProjection.ts';
+import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
+import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
+import { groupTypesLookup } from './persons/groupTypesLookup.ts';
+import { personsProjection } from './persons/personsProjection.ts';
 
 /** The one list the server, the CLI's rebuild and the migrations use. */
-export const pgProjections: readonly PgProjection[] = [accessProjection, featureFlagsProjection, ingestionWarningsProjection, personsProjection, eventDeletionsProjection];
+export const pgProjections: readonly PgProjection[] = [
+  accessProjection,
+  featureFlagsProjection,
+  ingestionWarningsProjection,
+  personsProjection,
+  eventDeletionsProjection,
+];
 export const chProjections: readonly ChProjection[] = [eventsProjection];
 /**
  * What the server runs: the events projection leaves out events deleted with their person and
@@ -19,5 +29,10 @@ export const chProjections: readonly ChProjection[] = [eventsProjection];
  */
 export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] =>
   chProjections.map((p) =>
-    p === eventsProjection ? skippingDeletedEvents(withGroupIndexes(eventsProjection, groupTypesLookup(pool)), deletedEventsLookup(pool)) : p,
+    p === eventsProjection
+      ? skippingDeletedEvents(
+          withGroupIndexes(eventsProjection, groupTypesLookup(pool)),
+          deletedEventsLookup(pool),
+        )
+      : p,
   );

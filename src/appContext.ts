@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { AllFilter, EventStore } from './eventStore/eventStore.ts';
-import type { ProjectionRunner } from './processing/projectionRunner.ts';
 import { type ReadModel, readModelName } from './processing/clickhouseProjection.ts';
+import type { ProjectionRunner } from './processing/projectionRunner.ts';
 
 /** What slices get from the composition root; nothing here knows about a particular feature. */
 export type AppContext = Readonly<{
@@ -37,7 +37,9 @@ export const idSequencesSchema = idSequences
   .join('\n');
 
 export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<number> {
-  const { rows } = await pool.query<{ id: string }>(`SELECT nextval('public.${sequence}_id_seq') AS id`);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT nextval('public.${sequence}_id_seq') AS id`,
+  );
   return Number(rows[0]!.id);
 }
 
@@ -45,8 +47,19 @@ export async function nextId(pool: pg.Pool, sequence: IdSequence): Promise<numbe
  * Read-your-writes for queries: waits (bounded) until each named read model has applied the newest
  * event of the log that `filter` selects, so whatever was appended before the request is visible.
  */
-export async function awaitNewest(ctx: Pick<AppContext, 'store' | 'awaitProjection'>, filter: AllFilter, ...readModels: ReadModel[]): Promise<boolean> {
-  const [newest] = await ctx.store.readAll({ direction: 'backwards', before: 'end', maxCount: 1, filter });
-  const applied = await Promise.all(readModels.map((p) => ctx.awaitProjection(p, newest?.position)));
+export async function awaitNewest(
+  ctx: Pick<AppContext, 'store' | 'awaitProjection'>,
+  filter: AllFilter,
+  ...readModels: ReadModel[]
+): Promise<boolean> {
+  const [newest] = await ctx.store.readAll({
+    direction: 'backwards',
+    before: 'end',
+    maxCount: 1,
+    filter,
+  });
+  const applied = await Promise.all(
+    readModels.map((p) => ctx.awaitProjection(p, newest?.position)),
+  );
   return applied.every(Boolean);
 }

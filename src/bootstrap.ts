@@ -1,15 +1,21 @@
-import type { AppContext } from './appContext.ts';
 import { accessDeps } from '../commands/access/accessDeps.ts';
 import { createPersonalApiKey } from '../commands/access/createPersonalApiKey.ts';
 import { createProject } from '../commands/access/createProject.ts';
 import { ensureUser } from '../commands/access/ensureUser.ts';
+import type { AppContext } from './appContext.ts';
 
 export const ALL_SCOPES = ['*'];
 export const BOOTSTRAP_EMAIL = 'admin@hogstream.local';
 
 export type BootstrapResult =
   | { created: false }
-  | { created: true; projectId: number; projectApiKey: string; personalApiKey: string; generated: boolean };
+  | {
+      created: true;
+      projectId: number;
+      projectApiKey: string;
+      personalApiKey: string;
+      generated: boolean;
+    };
 
 /**
  * On an empty data dir: "Default project", owned by a first user, with the INIT_* keys or freshly

@@ -1,12 +1,15 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { PoolTimeouts } from './db/postgres.ts';
 import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from './core/cron.ts';
+import type { PoolTimeouts } from './db/postgres.ts';
 
 const url = (protocols: string[]) =>
   z
     .string()
-    .refine((v) => protocols.some((p) => v.startsWith(`${p}://`)), `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`);
+    .refine(
+      (v) => protocols.some((p) => v.startsWith(`${p}://`)),
+      `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`,
+    );
 
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
@@ -14,7 +17,10 @@ const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: url(['postgres', 'postgresql']).optional(),
   CLICKHOUSE_URL: url(['http', 'https']).optional(),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('hogstream'),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('hogstream'),
   /** embedded chDB's directory; default DATA_DIR/clickhouse */
   CHDB_PATH: z.string().min(1).optional(),
   EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
@@ -23,7 +29,11 @@ const ConfigSchema = z.object({
   // 'info' logs every request: at capture rates that costs more than the request itself.
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   /** request body limits of the capture endpoints (capture.md decision 5) */
-  CAPTURE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  CAPTURE_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(2 * 1024 * 1024),
   BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20_000_000),
   /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
@@ -36,7 +46,10 @@ const ConfigSchema = z.object({
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
-  EVENT_DELETION_SCHEDULE: z.string().refine(isValidCron, 'must be a cron expression, e.g. "0 5 * * 0"').default(DEFAULT_EVENT_DELETION_SCHEDULE),
+  EVENT_DELETION_SCHEDULE: z
+    .string()
+    .refine(isValidCron, 'must be a cron expression, e.g. "0 5 * * 0"')
+    .default(DEFAULT_EVENT_DELETION_SCHEDULE),
 });
 
 export type Config = Readonly<{
@@ -63,7 +76,9 @@ export class ConfigError extends Error {}
 
 /** Empty variables count as unset, so `PORT= npm start` behaves like no PORT at all. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
+  );
   const parsed = ConfigSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

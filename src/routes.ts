@@ -1,13 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from './appContext.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
-import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
-import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
-import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
+import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
+import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
 import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
 import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
 import { personTimeTravelRoutes } from '../queries/personTimeTravel/personTimeTravelRoutes.ts';
+import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
+import type { AppContext } from './appContext.ts';
 
 /** Every HTTP slice, in one list (composition root). */
 export const routes = (ctx: AppContext): FastifyPluginAsync[] => [

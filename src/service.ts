@@ -1,21 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { type AppContext, createAwaitProjection } from './appContext.ts';
-import type { Config } from './config.ts';
-import { buildApp } from './http/app.ts';
-import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
-import { openStores, type Stores } from './runtime/stores.ts';
-import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
-import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
-import { bootstrap, type BootstrapResult } from './bootstrap.ts';
-import { routes } from './routes.ts';
-import { captureRoutes } from '../commands/capture/captureRoutes.ts';
-import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { captureDeps } from '../commands/capture/captureEvents.ts';
+import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
-import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
-import { accessReader } from '../projections/access/accessReader.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
+import { accessReader } from '../projections/access/accessReader.ts';
+import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
+import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { type AppContext, createAwaitProjection } from './appContext.ts';
+import { type BootstrapResult, bootstrap } from './bootstrap.ts';
+import type { Config } from './config.ts';
+import { buildApp } from './http/app.ts';
+import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
+import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
+import { routes } from './routes.ts';
+import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
+import { openStores, type Stores } from './runtime/stores.ts';
 
 export type Service = Readonly<{
   app: FastifyInstance;
@@ -27,12 +27,19 @@ export type Service = Readonly<{
 }>;
 
 /** Composition root: stores, projectors, bootstrap and the HTTP app, with an orderly close. */
-export async function createService(config: Config, options: { clickhouse?: boolean } = {}): Promise<Service> {
+export async function createService(
+  config: Config,
+  options: { clickhouse?: boolean } = {},
+): Promise<Service> {
   const stores = await openStores(config, pgProjections);
   const clickhouse: ClickHouse | undefined =
-    options.clickhouse === false ? undefined : await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+    options.clickhouse === false
+      ? undefined
+      : await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
   const runners = new Map<string, ProjectionRunner>(
-    pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const),
+    pgProjections.map(
+      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const,
+    ),
   );
   if (clickhouse) {
     for (const p of chProjectionsFor(stores.pool)) {
@@ -49,13 +56,18 @@ export async function createService(config: Config, options: { clickhouse?: bool
   for (const runner of runners.values()) await runner.start();
   // Bootstrap asks the read model whether a project exists: it must have caught up with the log first.
   await runners.get('access')!.caughtUp();
-  const boot = await bootstrap(ctx, { projectApiKey: config.initProjectApiKey, personalApiKey: config.initPersonalApiKey });
+  const boot = await bootstrap(ctx, {
+    projectApiKey: config.initProjectApiKey,
+    personalApiKey: config.initPersonalApiKey,
+  });
 
   const health = cachedFor(1_000, async () => {
     const failing: string[] = [];
     await withTimeout(stores.pool.query('SELECT 1'), 1_000).catch(() => failing.push('postgres'));
     if (clickhouse) {
-      const ping = await withTimeout(clickhouse.client.ping(), 1_000).catch(() => ({ success: false }));
+      const ping = await withTimeout(clickhouse.client.ping(), 1_000).catch(() => ({
+        success: false,
+      }));
       if (!ping.success) failing.push('clickhouse');
     }
     return { ok: failing.length === 0, failing };
@@ -71,17 +83,21 @@ export async function createService(config: Config, options: { clickhouse?: bool
     for (const r of runners.values()) {
       const s = r.status();
       if (s.standby) continue;
-      if (!s.running || s.lastError) failing.push(`projection ${s.name}${s.lastError ? `: ${s.lastError}` : ''}`);
+      if (!s.running || s.lastError)
+        failing.push(`projection ${s.name}${s.lastError ? `: ${s.lastError}` : ''}`);
     }
     return { ok: failing.length === 0, failing };
   };
-  const capture = captureRoutes(
-    captureDeps(ctx, await openGeoIp()),
-    { capture: config.captureBodyLimitBytes, batch: config.batchBodyLimitBytes },
-  );
+  const capture = captureRoutes(captureDeps(ctx, await openGeoIp()), {
+    capture: config.captureBodyLimitBytes,
+    batch: config.batchBodyLimitBytes,
+  });
   const app = await buildApp({
     auth: accessReader(stores.pool),
-    apiRoutes: [...routes(ctx), ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : [])],
+    apiRoutes: [
+      ...routes(ctx),
+      ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : []),
+    ],
     publicRoutes: [capture],
     readiness,
     health,
@@ -92,7 +108,14 @@ export async function createService(config: Config, options: { clickhouse?: bool
 
   // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.
   const deletions = clickhouse
-    ? scheduleEventDeletions(config.eventDeletionSchedule, () => runEventDeletions({ store: stores.store, pool: stores.pool, clickhouse, awaitProjection: ctx.awaitProjection }))
+    ? scheduleEventDeletions(config.eventDeletionSchedule, () =>
+        runEventDeletions({
+          store: stores.store,
+          pool: stores.pool,
+          clickhouse,
+          awaitProjection: ctx.awaitProjection,
+        }),
+      )
     : undefined;
 
   let closing: Promise<void> | undefined;
@@ -116,7 +139,9 @@ export async function createService(config: Config, options: { clickhouse?: bool
 const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
   Promise.race([
     promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref(),
+    ),
   ]);
 
 /** One check in flight at a time, its answer reused for `ms`: health probes cannot load the databases. */

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './support/testService.ts';
 
 let t: TestService;
-beforeAll(async () => { t = await startTestService(); });
+beforeAll(async () => {
+  t = await startTestService();
+});
 afterAll(async () => t?.close());
 
 describe('service', () => {
@@ -11,9 +13,15 @@ describe('service', () => {
     expect((await t.api('GET', '/_readyz')).body).toEqual({ status: 'ready' });
   });
   it('creates a flag and reads it back', async () => {
-    const created = await t.api('POST', `/api/projects/${t.projectId}/feature_flags/`, { key: 'smoke', name: 'Smoke' });
+    const created = await t.api('POST', `/api/projects/${t.projectId}/feature_flags/`, {
+      key: 'smoke',
+      name: 'Smoke',
+    });
     expect(created.status).toBe(201);
-    const got = await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${created.body.id}/`);
+    const got = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/feature_flags/${created.body.id}/`,
+    );
     expect(got.body.key).toBe('smoke');
   });
 });

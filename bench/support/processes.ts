@@ -9,7 +9,10 @@ export type Started = { child: ChildProcess; url: string; stop: () => Promise<vo
 
 /** Starts a TypeScript entry point in its own process and waits for "listening on <url>". */
 export async function startProcess(entry: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env: { ...process.env, ...env },
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -35,9 +38,19 @@ export async function startProcess(entry: string, env: Record<string, string>): 
 
 /** Connects to the embedded Postgres a running server started under dataDir (as the CLI does). */
 export async function embeddedPostgresClient(dataDir: string): Promise<pg.Client> {
-  const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as { user: string; password: string };
-  const port = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
-  const client = new pg.Client({ host: '127.0.0.1', port, user: creds.user, password: creds.password, database: 'hogstream' });
+  const creds = JSON.parse(
+    fs.readFileSync(path.join(dataDir, 'postgres-credentials.json'), 'utf8'),
+  ) as { user: string; password: string };
+  const port = Number(
+    fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3],
+  );
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: creds.user,
+    password: creds.password,
+    database: 'hogstream',
+  });
   await client.connect();
   return client;
 }

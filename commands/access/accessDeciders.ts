@@ -10,7 +10,8 @@ import type {
   UserCreated,
 } from './model/accessEvents.ts';
 
-const alreadyExists = (what: string) => domainError('conflict', 'already_exists', `${what} already exists.`);
+const alreadyExists = (what: string) =>
+  domainError('conflict', 'already_exists', `${what} already exists.`);
 
 type MemberSet = Readonly<{ exists: boolean; members: ReadonlySet<number> }>;
 const noMembers: MemberSet = { exists: false, members: new Set() };
@@ -19,17 +20,26 @@ export type ProjectCommand =
   | { type: 'CreateProject'; data: ProjectCreated['data'] }
   | { type: 'AddProjectMember'; data: ProjectMemberAdded['data'] };
 
-export const projectDecider: Decider<MemberSet, ProjectCommand, ProjectCreated | ProjectMemberAdded> = {
+export const projectDecider: Decider<
+  MemberSet,
+  ProjectCommand,
+  ProjectCreated | ProjectMemberAdded
+> = {
   initialState: () => noMembers,
   evolve: (state, event) =>
     match(event)
       .with({ type: 'ProjectCreated' }, () => ({ ...state, exists: true }))
-      .with({ type: 'ProjectMemberAdded' }, (e) => ({ ...state, members: new Set([...state.members, e.data.userId]) }))
+      .with({ type: 'ProjectMemberAdded' }, (e) => ({
+        ...state,
+        members: new Set([...state.members, e.data.userId]),
+      }))
       .exhaustive(),
   decide: (command, state) =>
     match(command)
       .with({ type: 'CreateProject' }, (c) =>
-        state.exists ? alreadyExists('Project') : [{ type: 'ProjectCreated' as const, data: c.data }],
+        state.exists
+          ? alreadyExists('Project')
+          : [{ type: 'ProjectCreated' as const, data: c.data }],
       )
       .with({ type: 'AddProjectMember' }, (c) => {
         if (!state.exists) return domainError('not_found', 'not_found', 'Project not found.');
@@ -43,16 +53,23 @@ export type CreateUser = { type: 'CreateUser'; data: UserCreated['data'] };
 export const userDecider: Decider<boolean, CreateUser, UserCreated> = {
   initialState: () => false,
   evolve: () => true,
-  decide: (command, exists) => (exists ? alreadyExists('User') : [{ type: 'UserCreated', data: command.data }]),
+  decide: (command, exists) =>
+    exists ? alreadyExists('User') : [{ type: 'UserCreated', data: command.data }],
 };
 
-export type CreatePersonalApiKey = { type: 'CreatePersonalApiKey'; data: PersonalApiKeyCreated['data'] };
-export const personalApiKeyDecider: Decider<boolean, CreatePersonalApiKey, PersonalApiKeyCreated> = {
-  initialState: () => false,
-  evolve: () => true,
-  decide: (command, exists) =>
-    exists ? alreadyExists('Personal API key') : [{ type: 'PersonalApiKeyCreated', data: command.data }],
+export type CreatePersonalApiKey = {
+  type: 'CreatePersonalApiKey';
+  data: PersonalApiKeyCreated['data'];
 };
+export const personalApiKeyDecider: Decider<boolean, CreatePersonalApiKey, PersonalApiKeyCreated> =
+  {
+    initialState: () => false,
+    evolve: () => true,
+    decide: (command, exists) =>
+      exists
+        ? alreadyExists('Personal API key')
+        : [{ type: 'PersonalApiKeyCreated', data: command.data }],
+  };
 
 export type RoleCommand =
   | { type: 'CreateRole'; data: RoleCreated['data'] }
@@ -63,14 +80,22 @@ export const roleDecider: Decider<MemberSet, RoleCommand, RoleCreated | RoleMemb
   evolve: (state, event) =>
     match(event)
       .with({ type: 'RoleCreated' }, () => ({ ...state, exists: true }))
-      .with({ type: 'RoleMemberAdded' }, (e) => ({ ...state, members: new Set([...state.members, e.data.userId]) }))
+      .with({ type: 'RoleMemberAdded' }, (e) => ({
+        ...state,
+        members: new Set([...state.members, e.data.userId]),
+      }))
       .exhaustive(),
   decide: (command, state) =>
     match(command)
       .with({ type: 'CreateRole' }, (c) => {
         if (state.exists) return alreadyExists('Role');
         if (![21, 37].includes(c.data.featureFlagsAccessLevel))
-          return domainError('validation', 'invalid_input', 'Access level must be 21 (view) or 37 (edit).', 'feature_flags_access_level');
+          return domainError(
+            'validation',
+            'invalid_input',
+            'Access level must be 21 (view) or 37 (edit).',
+            'feature_flags_access_level',
+          );
         return [{ type: 'RoleCreated' as const, data: c.data }];
       })
       .with({ type: 'AddRoleMember' }, (c) => {

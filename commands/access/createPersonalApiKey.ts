@@ -1,11 +1,14 @@
 import { accessProjection } from '../../projections/access/accessProjection.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { generateKey, hashKey, maskKey } from '../../src/core/keys.ts';
-import { type AccessDeps, accessMetadata } from './accessDeps.ts';
 import { personalApiKeyDecider } from './accessDeciders.ts';
+import { type AccessDeps, accessMetadata } from './accessDeps.ts';
 import { personalApiKeyStream } from './model/accessEvents.ts';
 
-export type CreatePersonalApiKeyDeps = Pick<AccessDeps, 'store' | 'now' | 'awaitProjection' | 'uuid'>;
+export type CreatePersonalApiKeyDeps = Pick<
+  AccessDeps,
+  'store' | 'now' | 'awaitProjection' | 'uuid'
+>;
 export type CreatePersonalApiKeyInput = {
   userId: number;
   scopes: string[];
@@ -24,19 +27,25 @@ export async function createPersonalApiKey(
   const keyId = deps.uuid();
   const personalApiKey = input.rawKey ?? generateKey('phx');
   const now = deps.now();
-  const result = await handleCommand(deps.store, personalApiKeyStream(keyId), personalApiKeyDecider, {
-    type: 'CreatePersonalApiKey',
-    data: {
-      keyId,
-      userId: input.userId,
-      label: input.label ?? 'cli',
-      secureValue: hashKey(personalApiKey),
-      maskValue: maskKey(personalApiKey),
-      scopes: input.scopes,
-      scopedProjectIds: input.scopedProjectIds,
-      createdAt: now.toISOString(),
+  const result = await handleCommand(
+    deps.store,
+    personalApiKeyStream(keyId),
+    personalApiKeyDecider,
+    {
+      type: 'CreatePersonalApiKey',
+      data: {
+        keyId,
+        userId: input.userId,
+        label: input.label ?? 'cli',
+        secureValue: hashKey(personalApiKey),
+        maskValue: maskKey(personalApiKey),
+        scopes: input.scopes,
+        scopedProjectIds: input.scopedProjectIds,
+        createdAt: now.toISOString(),
+      },
     },
-  }, accessMetadata(now, input.userId));
+    accessMetadata(now, input.userId),
+  );
   await deps.awaitProjection(accessProjection, result.position);
   return { keyId, personalApiKey };
 }

@@ -1,7 +1,7 @@
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { generateKey, hashKey, maskKey } from '../../src/core/keys.ts';
-import { type AccessDeps, accessMetadata } from './accessDeps.ts';
 import { projectDecider } from './accessDeciders.ts';
+import { type AccessDeps, accessMetadata } from './accessDeps.ts';
 import { addProjectMember } from './addProjectMember.ts';
 import { ACCESS_LEVEL, projectStream } from './model/accessEvents.ts';
 
@@ -20,17 +20,23 @@ export async function createProject(
   const projectId = await deps.nextId('project');
   const projectApiKey = input.projectApiKey ?? generateKey('phc');
   const now = deps.now();
-  await handleCommand(deps.store, projectStream(projectId), projectDecider, {
-    type: 'CreateProject',
-    data: {
-      projectId,
-      name: input.name,
-      apiKeyHash: hashKey(projectApiKey),
-      apiKeyMask: maskKey(projectApiKey),
-      createdByUserId: input.ownerUserId,
-      createdAt: now.toISOString(),
+  await handleCommand(
+    deps.store,
+    projectStream(projectId),
+    projectDecider,
+    {
+      type: 'CreateProject',
+      data: {
+        projectId,
+        name: input.name,
+        apiKeyHash: hashKey(projectApiKey),
+        apiKeyMask: maskKey(projectApiKey),
+        createdByUserId: input.ownerUserId,
+        createdAt: now.toISOString(),
+      },
     },
-  }, accessMetadata(now, input.ownerUserId, projectId));
+    accessMetadata(now, input.ownerUserId, projectId),
+  );
   // Waits for the read model: the membership is the project's last event.
   await addProjectMember(deps, { projectId, userId: input.ownerUserId, level: ACCESS_LEVEL.owner });
   return { projectId, projectApiKey };

@@ -7,23 +7,35 @@ import { type DomainError, tooLarge, unauthenticated, validation } from '../../s
  */
 export type CaptureFailure = Readonly<{ ok: false; error: CaptureError }>;
 /** What capture refuses with: 400 (validation), 401 (unauthenticated) or 413 (too_large). */
-export type CaptureError = DomainError & Readonly<{ kind: 'validation' | 'unauthenticated' | 'too_large' }>;
+export type CaptureError = DomainError &
+  Readonly<{ kind: 'validation' | 'unauthenticated' | 'too_large' }>;
 
 const refuse = (error: CaptureError): CaptureFailure => ({ ok: false, error });
 
 /** Decision 4: anything malformed is one 400 code; the detail says what. */
-export const invalidPayload = (detail: string): CaptureFailure => refuse(validation('invalid_payload', detail));
+export const invalidPayload = (detail: string): CaptureFailure =>
+  refuse(validation('invalid_payload', detail));
 
 /** Django's exact words for "the request carried nothing to read" (capture.md §2.1). */
 export const noData = (): CaptureFailure =>
-  refuse(validation('no_data', 'No data found. Make sure to use a POST request when sending the payload in the body of the request.'));
+  refuse(
+    validation(
+      'no_data',
+      'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+    ),
+  );
 
 /** A decompressed payload over the configured cap (capture-rs "maximum event size exceeded"): 413. */
 export const payloadTooLarge = (limit: number): CaptureFailure =>
   refuse(tooLarge(`maximum event size exceeded: the decoded payload is over ${limit} bytes`));
 
 export const missingApiKey = (): CaptureFailure =>
-  refuse(unauthenticated('missing_api_key', 'API key not provided. You can find your project API key in PostHog project settings.'));
+  refuse(
+    unauthenticated(
+      'missing_api_key',
+      'API key not provided. You can find your project API key in PostHog project settings.',
+    ),
+  );
 
 /** Why a token fails the shape check; the reason is also the error code, as in Django capture. */
 export type TokenShapeProblem = 'empty' | 'not_string' | 'too_long' | 'not_ascii' | 'null_byte';
@@ -33,11 +45,17 @@ export const malformedApiKey = (reason: TokenShapeProblem): CaptureFailure =>
 
 /** A well-formed key that no project owns (decision 2). */
 export const invalidApiKey = (): CaptureFailure =>
-  refuse(unauthenticated('invalid_api_key', 'Project API key invalid. You can find your project API key in PostHog project settings.'));
+  refuse(
+    unauthenticated(
+      'invalid_api_key',
+      'Project API key invalid. You can find your project API key in PostHog project settings.',
+    ),
+  );
 
 /** A `phx_` key that is unknown or cannot reach the requested project (decision 2). */
 export const invalidPersonalApiKey = (): CaptureFailure =>
   refuse(unauthenticated('invalid_personal_api_key', 'Invalid Personal API key.'));
 
 /** A personal key without a usable `project_id` (decision 2). */
-export const invalidProject = (): CaptureFailure => refuse(validation('invalid_project', 'Invalid Project ID.', 'project_id'));
+export const invalidProject = (): CaptureFailure =>
+  refuse(validation('invalid_project', 'Invalid Project ID.', 'project_id'));

@@ -2,19 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { accessReader } from '../../projections/access/accessReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
+import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
 import type { CaptureFailure } from './captureErrors.ts';
-import { type RawCaptureRequest, decodeCaptureRequest } from './decodeCaptureRequest.ts';
+import { decodeCaptureRequest, type RawCaptureRequest } from './decodeCaptureRequest.ts';
+import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
 import { takeElementsChain } from './model/elementsChain.ts';
 import {
+  captureStream,
   type EventCapturedData,
   type IngestionWarningData,
-  captureStream,
   ingestionWarningStream,
 } from './model/eventCaptured.ts';
-import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
-import { type NormalizedEventData, type Warning, normalizeCapturedEvent } from './normalizeCapturedEvent.ts';
+import {
+  type NormalizedEventData,
+  normalizeCapturedEvent,
+  type Warning,
+} from './normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from './parseCaptureBatch.ts';
 import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
 import { createProjectResolver, type ResolveProject } from './resolveProject.ts';
@@ -37,7 +41,9 @@ export const captureDeps = (ctx: AppContext, geoip: GeoIp): CaptureDeps => ({
   now: ctx.now,
 });
 
-export type CaptureOutcome = { ok: true; status: 200 | 204; accepted: number; dropped: number } | CaptureFailure;
+export type CaptureOutcome =
+  | { ok: true; status: 200 | 204; accepted: number; dropped: number }
+  | CaptureFailure;
 
 /**
  * Log ids are namespaced by project, so a client reusing another project's uuid cannot collide
@@ -72,7 +78,8 @@ function enrich(data: NormalizedEventData, geoip: GeoIp): EventCapturedData {
       };
     }
   }
-  if (data.event !== '$snapshot' && data.event !== '$groupidentify') properties = addAutomaticPersonProperties(properties);
+  if (data.event !== '$snapshot' && data.event !== '$groupidentify')
+    properties = addAutomaticPersonProperties(properties);
   const { elementsChain, properties: withoutElements } = takeElementsChain(properties);
   const { elements: _elements, ...rest } = data;
   return { ...rest, properties: withoutElements, elementsChain };
@@ -82,10 +89,18 @@ function enrich(data: NormalizedEventData, geoip: GeoIp): EventCapturedData {
  * The capture use case: decode → parse → authenticate the token → normalise and enrich each event
  * → append everything durably (group commit) → answer. Nothing is acknowledged before it is in the log.
  */
-export async function captureEvents(deps: CaptureDeps, request: RawCaptureRequest, ip: string | null): Promise<CaptureOutcome> {
+export async function captureEvents(
+  deps: CaptureDeps,
+  request: RawCaptureRequest,
+  ip: string | null,
+): Promise<CaptureOutcome> {
   const decoded = decodeCaptureRequest(request);
   if (!decoded.ok) return decoded;
-  const batch = parseCaptureBatch(decoded.payload, { path: request.path, form: decoded.form, query: request.query });
+  const batch = parseCaptureBatch(decoded.payload, {
+    path: request.path,
+    form: decoded.form,
+    query: request.query,
+  });
   if (!batch.ok) return batch;
   const project = await deps.resolveProject(batch.token, batch.projectIdField);
   if (!project.ok) return project;
@@ -98,8 +113,17 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
   const warn = (w: Warning) => {
     const eventUuid = typeof w.details.eventUuid === 'string' ? w.details.eventUuid : null;
     // A retried request repeats its warnings with the same ids, so they are not counted twice.
-    const id = eventUuid ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE) : randomUUID();
-    if (!warnings.has(id)) warnings.set(id, { projectId, type: w.type, eventUuid, details: w.details, at: now.toISOString() });
+    const id = eventUuid
+      ? uuidv5(`${projectId}:${eventUuid}:${w.type}`, LOG_ID_NAMESPACE)
+      : randomUUID();
+    if (!warnings.has(id))
+      warnings.set(id, {
+        projectId,
+        type: w.type,
+        eventUuid,
+        details: w.details,
+        at: now.toISOString(),
+      });
   };
   // A uuid sent twice in one request (a client re-queueing an event into a batch that already holds it) is kept
   // once, as a retry would be. The log would also keep one, but the first in stream order; this keeps the first
@@ -107,7 +131,13 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
   const taken = new Set<string>();
   let accepted = 0;
   for (const item of batch.items) {
-    const result = normalizeCapturedEvent(item, { projectId, now, sentAt: batch.sentAt, ip, path: request.path });
+    const result = normalizeCapturedEvent(item, {
+      projectId,
+      now,
+      sentAt: batch.sentAt,
+      ip,
+      path: request.path,
+    });
     if (result.kind === 'dropped') {
       warn(result.warning);
       continue;
@@ -119,19 +149,38 @@ export async function captureEvents(deps: CaptureDeps, request: RawCaptureReques
     const data = enrich(result.data, deps.geoip);
     const stream = captureStream(projectId, data.distinctId);
     const events = byStream.get(stream) ?? [];
-    events.push({ id, type: 'EventCaptured', data, metadata: { projectId, occurredAt: data.receivedAt } });
+    events.push({
+      id,
+      type: 'EventCaptured',
+      data,
+      metadata: { projectId, occurredAt: data.receivedAt },
+    });
     byStream.set(stream, events);
     accepted++;
   }
 
-  const appends: StreamAppend[] = [...byStream].map(([streamName, events]) => ({ streamName, events, expectedRevision: 'any' }));
+  const appends: StreamAppend[] = [...byStream].map(([streamName, events]) => ({
+    streamName,
+    events,
+    expectedRevision: 'any',
+  }));
   if (warnings.size > 0) {
     appends.push({
       streamName: ingestionWarningStream(projectId),
-      events: [...warnings].map(([id, data]) => ({ id, type: 'IngestionWarningRecorded', data, metadata: { projectId, occurredAt: data.at } })),
+      events: [...warnings].map(([id, data]) => ({
+        id,
+        type: 'IngestionWarningRecorded',
+        data,
+        metadata: { projectId, occurredAt: data.at },
+      })),
       expectedRevision: 'any',
     });
   }
   await deps.committer.append(appends);
-  return { ok: true, status: request.query.beacon === '1' ? 204 : 200, accepted, dropped: batch.items.length - accepted };
+  return {
+    ok: true,
+    status: request.query.beacon === '1' ? 204 : 200,
+    accepted,
+    dropped: batch.items.length - accepted,
+  };
 }

@@ -9,7 +9,10 @@ export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '
 
 const CaptureQuery = z
   .object({
-    compression: z.string().optional().describe('gzip-js | gzip | lz64 | base64; sniffed when absent'),
+    compression: z
+      .string()
+      .optional()
+      .describe('gzip-js | gzip | lz64 | base64; sniffed when absent'),
     data: z.string().optional().describe('the payload, for GET requests'),
     beacon: z.string().optional().describe('1: answer 204 with no body (sendBeacon)'),
     _: z.string().optional().describe('client send time, epoch ms'),
@@ -21,11 +24,16 @@ const CaptureQuery = z
 
 const flatQuery = (query: unknown): Record<string, string | undefined> =>
   Object.fromEntries(
-    Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v)]),
+    Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v),
+    ]),
   );
 
 const flatHeaders = (request: FastifyRequest): Record<string, string | undefined> =>
-  Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+  Object.fromEntries(
+    Object.entries(request.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]),
+  );
 
 /**
  * The public capture endpoints. Bodies arrive as raw bytes whatever their content type: the
@@ -36,9 +44,19 @@ export const captureRoutes =
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.batch }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: limits.batch },
+      (_request, body, done) => done(null, body),
+    );
 
-    for (const [path, method] of CAPTURE_PATHS.flatMap((p) => [[p, 'POST'], [p, 'GET']] as const)) {
+    for (const [path, method] of CAPTURE_PATHS.flatMap(
+      (p) =>
+        [
+          [p, 'POST'],
+          [p, 'GET'],
+        ] as const,
+    )) {
       const bodyLimit = path === '/batch' ? limits.batch : limits.capture;
       app.route({
         method,
@@ -47,9 +65,16 @@ export const captureRoutes =
         schema: {
           tags: ['capture'],
           summary: `Capture events (${method} ${path}/)`,
-          description: 'JSON, form `data=`, multipart, base64, gzip or lz64 bodies (GET: `?data=`); the project API key in the payload.',
+          description:
+            'JSON, form `data=`, multipart, base64, gzip or lz64 bodies (GET: `?data=`); the project API key in the payload.',
           querystring: CaptureQuery,
-          ...(method === 'POST' ? { body: z.any().describe('one event, an array of events, or {api_key, batch: [...], sent_at}') } : {}),
+          ...(method === 'POST'
+            ? {
+                body: z
+                  .any()
+                  .describe('one event, an array of events, or {api_key, batch: [...], sent_at}'),
+              }
+            : {}),
           response: {
             200: z.object({ status: z.literal(1) }),
             204: z.null().describe('beacon=1: no body'),

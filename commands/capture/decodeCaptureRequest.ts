@@ -40,7 +40,10 @@ const MULTIPART = 'multipart/form-data';
 
 type Hint = 'gzip' | 'lz64' | 'base64' | 'none';
 
-export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions = {}): DecodedCaptureRequest | CaptureFailure {
+export function decodeCaptureRequest(
+  req: RawCaptureRequest,
+  opts: DecodeOptions = {},
+): DecodedCaptureRequest | CaptureFailure {
   const max = opts.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES;
   const rawContentType = req.headers['content-type'] ?? '';
   const contentType = rawContentType.split(';')[0]!.trim().toLowerCase();
@@ -48,7 +51,8 @@ export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions
   let form: Record<string, string> = {};
   let source: Buffer | string | undefined;
   if (contentType === FORM || contentType === MULTIPART) {
-    const parsed = contentType === FORM ? readUrlencoded(req.body) : readMultipart(req.body, rawContentType);
+    const parsed =
+      contentType === FORM ? readUrlencoded(req.body) : readMultipart(req.body, rawContentType);
     if (!parsed.ok) return parsed;
     form = parsed.fields;
     source = parsed.data;
@@ -64,7 +68,11 @@ export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions
   if (nonEmpty(req.query.data) !== undefined) source = req.query.data;
   if (source === undefined || source.length === 0) return noData();
 
-  const hint = compressionHint(nonEmpty(req.query.compression) ?? nonEmpty(form.compression) ?? req.headers['content-encoding']);
+  const hint = compressionHint(
+    nonEmpty(req.query.compression) ??
+      nonEmpty(form.compression) ??
+      req.headers['content-encoding'],
+  );
   const legacy = normalisePath(req.path) !== '/i/v0/e';
   let bytes = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
   let decompressed = false;
@@ -93,13 +101,19 @@ export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions
       try {
         bytes = gunzipSync(bytes, { maxOutputLength: max });
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return payloadTooLarge(max);
-        return invalidPayload(`Malformed request data: Failed to decompress data. failed to decode request: ${(e as Error).message}`);
+        if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+          return payloadTooLarge(max);
+        return invalidPayload(
+          `Malformed request data: Failed to decompress data. failed to decode request: ${(e as Error).message}`,
+        );
       }
       decompressed = true;
     }
     const decoded = utf8(bytes);
-    if (decoded === undefined) return invalidPayload('Malformed request data: failed to decode request: the payload is not valid UTF-8');
+    if (decoded === undefined)
+      return invalidPayload(
+        'Malformed request data: failed to decode request: the payload is not valid UTF-8',
+      );
     text = decoded;
   }
 
@@ -114,8 +128,11 @@ export function decodeCaptureRequest(req: RawCaptureRequest, opts: DecodeOptions
       if (unwrapped.ok) return acceptJson(unwrapped.value, inner, form);
     }
   }
-  if (hint === 'gzip' && !decompressed) return invalidPayload('Malformed request data: Failed to decompress data. Not a gzipped file');
-  return invalidPayload(`Malformed request data: failed to parse request: Invalid JSON: ${parsed.error}`);
+  if (hint === 'gzip' && !decompressed)
+    return invalidPayload('Malformed request data: Failed to decompress data. Not a gzipped file');
+  return invalidPayload(
+    `Malformed request data: failed to parse request: Invalid JSON: ${parsed.error}`,
+  );
 }
 
 export const normalisePath = (path: string) => path.replace(/\/+$/, '') || '/';
@@ -138,7 +155,9 @@ function compressionHint(value: string | undefined): Hint {
   }
 }
 
-type FormRead = { ok: true; fields: Record<string, string>; data: Buffer | string | undefined } | CaptureFailure;
+type FormRead =
+  | { ok: true; fields: Record<string, string>; data: Buffer | string | undefined }
+  | CaptureFailure;
 
 function readUrlencoded(body: Buffer | undefined): FormRead {
   const fields = new Map<string, string>();
@@ -160,7 +179,11 @@ function readMultipart(body: Buffer | undefined, contentType: string): FormRead 
   try {
     // The size limits are the route's job (413 before we get here); the library's own defaults (2 MiB) must not bite.
     const limit = body.length + 1;
-    for (const part of parseMultipart(body, { boundary, maxFileSize: limit, maxTotalSize: limit })) {
+    for (const part of parseMultipart(body, {
+      boundary,
+      maxFileSize: limit,
+      maxTotalSize: limit,
+    })) {
       const name = part.name;
       if (name === undefined) continue;
       // `data` stays bytes: a client may put gzip in it.
@@ -168,7 +191,9 @@ function readMultipart(body: Buffer | undefined, contentType: string): FormRead 
       else if (!fields.has(name)) fields.set(name, part.text);
     }
   } catch (e) {
-    return invalidPayload(`Malformed request data: failed to decode request: ${(e as Error).message}`);
+    return invalidPayload(
+      `Malformed request data: failed to decode request: ${(e as Error).message}`,
+    );
   }
   return { ok: true, fields: Object.fromEntries(fields), data };
 }
@@ -234,7 +259,8 @@ export function parseJson(text: string): JsonResult {
 }
 
 // One pass: JSON strings are matched whole (and kept), so only bare tokens outside them are replaced.
-const nonFiniteToNull = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (m) => (m[0] === '"' ? m : 'null'));
+const nonFiniteToNull = (text: string) =>
+  text.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (m) => (m[0] === '"' ? m : 'null'));
 
 /**
  * How deep a payload may nest. Deeper JSON cannot be written again: serialising it for the log (jsonb) overflows the
@@ -243,9 +269,15 @@ const nonFiniteToNull = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"|-?Infi
  */
 export const MAX_JSON_DEPTH = 1000;
 
-function acceptJson(value: unknown, text: string, form: Record<string, string>): DecodedCaptureRequest | CaptureFailure {
+function acceptJson(
+  value: unknown,
+  text: string,
+  form: Record<string, string>,
+): DecodedCaptureRequest | CaptureFailure {
   if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-    return invalidPayload(`Malformed request data: failed to parse request: the payload is nested more than ${MAX_JSON_DEPTH} levels deep`);
+    return invalidPayload(
+      `Malformed request data: failed to parse request: the payload is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    );
   }
   return { ok: true, payload: wellFormed(value, text), form };
 }
@@ -285,5 +317,7 @@ function cleanStrings(value: unknown): unknown {
   if (typeof value === 'string') return cleanString(value);
   if (Array.isArray(value)) return value.map(cleanStrings);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanString(k), cleanStrings(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [cleanString(k), cleanStrings(v)]),
+  );
 }

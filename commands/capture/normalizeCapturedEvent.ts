@@ -39,32 +39,63 @@ export const MAX_DISTINCT_ID_LENGTH = 200;
 /** Events dated further ahead than this are moved to `now` (capture.md §2.5 step 5). */
 export const MAX_FUTURE_MS = 23 * 60 * 60 * 1000;
 
-export function normalizeCapturedEvent(item: Record<string, unknown>, ctx: NormalizeContext): NormalizedCapturedEvent {
-  const clientUuid = typeof item.uuid === 'string' && item.uuid !== '' ? parseUuid(item.uuid) : null;
+export function normalizeCapturedEvent(
+  item: Record<string, unknown>,
+  ctx: NormalizeContext,
+): NormalizedCapturedEvent {
+  const clientUuid =
+    typeof item.uuid === 'string' && item.uuid !== '' ? parseUuid(item.uuid) : null;
   const props = isObject(item.properties) ? item.properties : {};
 
   // Event name: required; /engage's nameless people updates are identifies (capture-rs); non-strings stringified.
   let event: string;
   if (item.event === undefined || item.event === null) {
     if (normalisePath(ctx.path) !== '/engage') {
-      return drop('skipping_event_invalid_event_name', { eventUuid: clientUuid, field: 'event', reason: 'missing' });
+      return drop('skipping_event_invalid_event_name', {
+        eventUuid: clientUuid,
+        field: 'event',
+        reason: 'missing',
+      });
     }
     event = '$identify';
   } else {
-    event = truncate(typeof item.event === 'string' ? item.event : JSON.stringify(item.event), MAX_EVENT_NAME_LENGTH);
-    if (event === '') return drop('skipping_event_invalid_event_name', { eventUuid: clientUuid, field: 'event', reason: 'empty' });
+    event = truncate(
+      typeof item.event === 'string' ? item.event : JSON.stringify(item.event),
+      MAX_EVENT_NAME_LENGTH,
+    );
+    if (event === '')
+      return drop('skipping_event_invalid_event_name', {
+        eventUuid: clientUuid,
+        field: 'event',
+        reason: 'empty',
+      });
   }
 
   // Distinct id: top level (alias $distinct_id), then properties; null counts as absent so the next place is tried.
-  const rawId = [item.distinct_id, item.$distinct_id, props.distinct_id].find((v) => v !== undefined && v !== null);
+  const rawId = [item.distinct_id, item.$distinct_id, props.distinct_id].find(
+    (v) => v !== undefined && v !== null,
+  );
   if (rawId === undefined) {
     const named = 'distinct_id' in item || '$distinct_id' in item || 'distinct_id' in props;
-    return drop('skipping_event_invalid_distinct_id', { eventUuid: clientUuid, eventName: event, field: 'distinct_id', reason: named ? 'null' : 'missing' });
+    return drop('skipping_event_invalid_distinct_id', {
+      eventUuid: clientUuid,
+      eventName: event,
+      field: 'distinct_id',
+      reason: named ? 'null' : 'missing',
+    });
   }
   // JSON-stringified when not a string (23 → "23"); NUL → U+FFFD as capture-rs does; cut at 200 characters.
-  const distinctId = truncate((typeof rawId === 'string' ? rawId : JSON.stringify(rawId)).replace(/\0/g, '\uFFFD'), MAX_DISTINCT_ID_LENGTH);
+  const distinctId = truncate(
+    (typeof rawId === 'string' ? rawId : JSON.stringify(rawId)).replace(/\0/g, '\uFFFD'),
+    MAX_DISTINCT_ID_LENGTH,
+  );
   if (distinctId === '') {
-    return drop('skipping_event_invalid_distinct_id', { eventUuid: clientUuid, eventName: event, field: 'distinct_id', reason: 'empty' });
+    return drop('skipping_event_invalid_distinct_id', {
+      eventUuid: clientUuid,
+      eventName: event,
+      field: 'distinct_id',
+      reason: 'empty',
+    });
   }
 
   const uuid = clientUuid ?? uuidv7(ctx.now);
@@ -74,7 +105,8 @@ export function normalizeCapturedEvent(item: Record<string, unknown>, ctx: Norma
   const properties: Record<string, unknown> = { ...props };
   for (const op of ['$set', '$set_once'] as const) {
     const top = item[op];
-    if (isObject(top)) properties[op] = { ...(isObject(properties[op]) ? properties[op] : {}), ...top };
+    if (isObject(top))
+      properties[op] = { ...(isObject(properties[op]) ? properties[op] : {}), ...top };
   }
   // The capture IP only fills a missing $ip: a client may send its own (§3.1 step 3).
   if (!('$ip' in properties) && ctx.ip !== null) properties.$ip = ctx.ip;
@@ -83,11 +115,25 @@ export function normalizeCapturedEvent(item: Record<string, unknown>, ctx: Norma
   const sentAtDate = ctx.sentAt === undefined ? null : inBounds(parseCaptureTimestamp(ctx.sentAt));
   const sentAt = sentAtDate?.toISOString() ?? null;
   if (ctx.sentAt !== undefined && sentAtDate === null && !ignoreSentAt) {
-    warnings.push(warning('ignored_invalid_timestamp', { eventUuid: uuid, field: 'sent_at', value: ctx.sentAt, reason: 'unparseable' }));
+    warnings.push(
+      warning('ignored_invalid_timestamp', {
+        eventUuid: uuid,
+        field: 'sent_at',
+        value: ctx.sentAt,
+        reason: 'unparseable',
+      }),
+    );
   }
   if (sentAt !== null) properties.$sent_at = sentAt;
 
-  const timestamp = eventTime(item, ctx.now, ignoreSentAt ? null : sentAtDate, uuid, event, warnings);
+  const timestamp = eventTime(
+    item,
+    ctx.now,
+    ignoreSentAt ? null : sentAtDate,
+    uuid,
+    event,
+    warnings,
+  );
 
   return {
     kind: 'accepted',
@@ -111,14 +157,28 @@ export function normalizeCapturedEvent(item: Record<string, unknown>, ctx: Norma
  * (sent_at − now) when there is a sent_at; `offset` (ms before now) overrides both (0 honoured, as capture-rs does);
  * more than 23 h ahead → now; a year outside 0-9999 → now.
  */
-function eventTime(item: Record<string, unknown>, now: Date, sentAt: Date | null, eventUuid: string, eventName: string, warnings: Warning[]): string {
+function eventTime(
+  item: Record<string, unknown>,
+  now: Date,
+  sentAt: Date | null,
+  eventUuid: string,
+  eventName: string,
+  warnings: Warning[],
+): string {
   const nowMs = now.getTime();
   let result = nowMs;
   const raw = item.timestamp;
   if (raw !== undefined && raw !== null && raw !== '') {
     const parsed = parseCaptureTimestamp(raw);
     if (parsed === null) {
-      warnings.push(warning('ignored_invalid_timestamp', { eventUuid, field: 'timestamp', value: raw, reason: 'unparseable' }));
+      warnings.push(
+        warning('ignored_invalid_timestamp', {
+          eventUuid,
+          field: 'timestamp',
+          value: raw,
+          reason: 'unparseable',
+        }),
+      );
     } else {
       result = sentAt ? nowMs + (parsed.getTime() - sentAt.getTime()) : parsed.getTime();
     }
@@ -137,13 +197,22 @@ function eventTime(item: Record<string, unknown>, now: Date, sentAt: Date | null
         now: now.toISOString(),
         // A huge negative `offset` puts the result past the last date a Date can hold: say the number then
         // (toISOString would throw, and the request answered 500).
-        result: Number.isNaN(new Date(result).getTime()) ? String(result) : new Date(result).toISOString(),
+        result: Number.isNaN(new Date(result).getTime())
+          ? String(result)
+          : new Date(result).toISOString(),
       }),
     );
     result = nowMs;
   }
   if (inBounds(new Date(result)) === null) {
-    warnings.push(warning('ignored_invalid_timestamp', { eventUuid, field: 'timestamp', value: raw ?? '', reason: 'out of bounds' }));
+    warnings.push(
+      warning('ignored_invalid_timestamp', {
+        eventUuid,
+        field: 'timestamp',
+        value: raw ?? '',
+        reason: 'out of bounds',
+      }),
+    );
     result = nowMs;
   }
   return new Date(result).toISOString();
@@ -166,4 +235,7 @@ function truncate(s: string, n: number): string {
 }
 
 const warning = (type: string, details: Record<string, unknown>): Warning => ({ type, details });
-const drop = (type: string, details: Record<string, unknown>): NormalizedCapturedEvent => ({ kind: 'dropped', warning: warning(type, details) });
+const drop = (type: string, details: Record<string, unknown>): NormalizedCapturedEvent => ({
+  kind: 'dropped',
+  warning: warning(type, details),
+});

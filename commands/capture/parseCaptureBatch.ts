@@ -1,9 +1,9 @@
 import {
   type CaptureFailure,
-  type TokenShapeProblem,
   invalidPayload,
   malformedApiKey,
   missingApiKey,
+  type TokenShapeProblem,
 } from './captureErrors.ts';
 import { epochToDate } from './parseTimestamp.ts';
 import { parseUuid } from './uuid.ts';
@@ -35,7 +35,10 @@ export type ParsedCaptureBatch = {
 
 type Json = Record<string, unknown>;
 
-export function parseCaptureBatch(payload: unknown, ctx: CaptureBatchContext): ParsedCaptureBatch | CaptureFailure {
+export function parseCaptureBatch(
+  payload: unknown,
+  ctx: CaptureBatchContext,
+): ParsedCaptureBatch | CaptureFailure {
   // Shapes in capture-rs's order (capture.md §1.2): array, batch envelope, single event (nameless engage included).
   let envelope: Json | undefined;
   let rawItems: unknown[];
@@ -51,10 +54,14 @@ export function parseCaptureBatch(payload: unknown, ctx: CaptureBatchContext): P
       // A JSON-encoded batch: Django iterates the string and complains about its first character.
       return invalidPayload("Invalid payload: All events must be dictionaries not 'str'!");
     } else {
-      return invalidPayload(`Invalid payload: "batch" must be a list of events, received ${pyType(payload.batch)}!`);
+      return invalidPayload(
+        `Invalid payload: "batch" must be a list of events, received ${pyType(payload.batch)}!`,
+      );
     }
   } else {
-    return invalidPayload(`Invalid payload: expected an event, a list of events or a batch, received ${pyType(payload)}!`);
+    return invalidPayload(
+      `Invalid payload: expected an event, a list of events or a batch, received ${pyType(payload)}!`,
+    );
   }
   if (rawItems.length === 0) return invalidPayload('Invalid payload: request holds no event');
 
@@ -64,8 +71,12 @@ export function parseCaptureBatch(payload: unknown, ctx: CaptureBatchContext): P
 
   const items: Json[] = [];
   for (const raw of rawItems) {
-    if (raw === null || raw === undefined) return invalidPayload('Invalid payload: some events are null');
-    if (!isObject(raw)) return invalidPayload(`Invalid payload: All events must be dictionaries not '${pyType(raw)}'!`);
+    if (raw === null || raw === undefined)
+      return invalidPayload('Invalid payload: some events are null');
+    if (!isObject(raw))
+      return invalidPayload(
+        `Invalid payload: All events must be dictionaries not '${pyType(raw)}'!`,
+      );
     const problem = eventProblem(raw);
     if (problem) return invalidPayload(problem);
     // Dropped without a warning by Django and 2025+ capture-rs; a request made only of them still gets 200.
@@ -77,7 +88,9 @@ export function parseCaptureBatch(payload: unknown, ctx: CaptureBatchContext): P
   return {
     ok: true,
     token,
-    projectIdField: present(top?.project_id) ? top?.project_id : (nonEmpty(ctx.form.project_id) ?? nonEmpty(ctx.query.project_id)),
+    projectIdField: present(top?.project_id)
+      ? top?.project_id
+      : (nonEmpty(ctx.form.project_id) ?? nonEmpty(ctx.query.project_id)),
     sentAt: findSentAt(top, ctx),
     historicalMigration: top?.historical_migration === true,
     items,
@@ -107,7 +120,11 @@ function eventProblem(event: Json): string | undefined {
  * the shape check, as capture-rs answers "API key is not valid: empty"); empty form/query values are skipped.
  * Returns the trimmed token, or the 400 / 401 failure.
  */
-function findToken(envelope: Json | undefined, rawItems: unknown[], ctx: CaptureBatchContext): string | CaptureFailure {
+function findToken(
+  envelope: Json | undefined,
+  rawItems: unknown[],
+  ctx: CaptureBatchContext,
+): string | CaptureFailure {
   let found: unknown = envelope ? firstPresent(envelope, ['api_key', 'token']) : undefined;
   if (found === undefined) {
     // Events without a key of their own inherit the request's; two different keys cannot be routed (decision 4).
@@ -115,12 +132,18 @@ function findToken(envelope: Json | undefined, rawItems: unknown[], ctx: Capture
     for (const item of rawItems) {
       if (!isObject(item)) continue;
       const t = eventToken(item);
-      if (t !== undefined) seen.set(typeof t === 'string' ? `s:${t.trim()}` : `j:${JSON.stringify(t)}`, t);
+      if (t !== undefined)
+        seen.set(typeof t === 'string' ? `s:${t.trim()}` : `j:${JSON.stringify(t)}`, t);
     }
-    if (seen.size > 1) return invalidPayload('Invalid payload: batch submitted with inconsistent api_key values');
+    if (seen.size > 1)
+      return invalidPayload('Invalid payload: batch submitted with inconsistent api_key values');
     found = seen.values().next().value;
   }
-  found ??= nonEmpty(ctx.form.api_key) ?? nonEmpty(ctx.form.token) ?? nonEmpty(ctx.query.token) ?? nonEmpty(ctx.query.api_key);
+  found ??=
+    nonEmpty(ctx.form.api_key) ??
+    nonEmpty(ctx.form.token) ??
+    nonEmpty(ctx.query.token) ??
+    nonEmpty(ctx.query.api_key);
   if (found === undefined) return missingApiKey();
   const problem = tokenShapeProblem(found);
   return problem ? malformedApiKey(problem) : (found as string).trim();
@@ -140,6 +163,7 @@ export function tokenShapeProblem(token: unknown): TokenShapeProblem | undefined
   const t = token.trim();
   if (t === '') return 'empty';
   if (t.length > 64) return 'too_long';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the rule (capture.md token shape)
   if (!/^[\x00-\x7f]*$/.test(t)) return 'not_ascii';
   if (t.includes('\0')) return 'null_byte';
   return undefined;
@@ -167,7 +191,8 @@ function firstPresent(obj: Json, keys: string[]): unknown {
   return undefined;
 }
 
-export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Type names as Django's messages spell them. */
 function pyType(v: unknown): string {

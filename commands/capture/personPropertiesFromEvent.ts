@@ -69,7 +69,10 @@ export const CAMPAIGN_PROPERTIES = [
   'sccid',
 ] as const;
 
-export const AUTOMATIC_PERSON_PROPERTY_KEYS: readonly string[] = [...EVENT_TO_PERSON_PROPERTIES, ...CAMPAIGN_PROPERTIES];
+export const AUTOMATIC_PERSON_PROPERTY_KEYS: readonly string[] = [
+  ...EVENT_TO_PERSON_PROPERTIES,
+  ...CAMPAIGN_PROPERTIES,
+];
 
 /** `$browser` → `$initial_browser`, `utm_source` → `$initial_utm_source`. */
 export const initialKey = (key: string): string => `$initial_${key.replace('$', '')}`;
@@ -79,9 +82,11 @@ const SERVER_HOST_OS_KEYS = new Set(['$os', '$os_version', '$os_name']);
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+const has = (object: object, key: string) => Object.hasOwn(object, key);
 
-export function addAutomaticPersonProperties(properties: Record<string, unknown>): Record<string, unknown> {
+export function addAutomaticPersonProperties(
+  properties: Record<string, unknown>,
+): Record<string, unknown> {
   const isServer = properties.$is_server === true;
   const present = AUTOMATIC_PERSON_PROPERTY_KEYS.filter(
     (key) => has(properties, key) && !(isServer && SERVER_HOST_OS_KEYS.has(key)),
@@ -90,7 +95,9 @@ export function addAutomaticPersonProperties(properties: Record<string, unknown>
 
   const result: Record<string, unknown> = { ...properties };
   const set: Record<string, unknown> = isObject(properties.$set) ? { ...properties.$set } : {};
-  const setOnce: Record<string, unknown> = isObject(properties.$set_once) ? { ...properties.$set_once } : {};
+  const setOnce: Record<string, unknown> = isObject(properties.$set_once)
+    ? { ...properties.$set_once }
+    : {};
 
   for (const key of present) {
     const value = properties[key];
@@ -103,7 +110,8 @@ export function addAutomaticPersonProperties(properties: Record<string, unknown>
     const osName = properties.$os_name;
     if (!has(properties, '$os')) result.$os = osName;
     if (!has(set, '$os')) set.$os = osName;
-    if (osName !== null && osName !== undefined && !has(setOnce, '$initial_os')) setOnce.$initial_os = osName;
+    if (osName !== null && osName !== undefined && !has(setOnce, '$initial_os'))
+      setOnce.$initial_os = osName;
     delete set.$os_name;
     delete setOnce.$initial_os_name;
   }

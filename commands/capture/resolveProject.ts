@@ -1,11 +1,19 @@
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import { hashKey } from '../../src/core/keys.ts';
-import { type CaptureFailure, invalidApiKey, invalidPersonalApiKey, invalidProject } from './captureErrors.ts';
+import {
+  type CaptureFailure,
+  invalidApiKey,
+  invalidPersonalApiKey,
+  invalidProject,
+} from './captureErrors.ts';
 
 export type ProjectResolution = { ok: true; projectId: number } | CaptureFailure;
 
 /** The facts of the access read model that capture needs to accept a token. */
-export type CaptureAccess = Pick<AccessReader, 'projectIdByApiKeyHash' | 'personalKeyByHash' | 'canReachProject'>;
+export type CaptureAccess = Pick<
+  AccessReader,
+  'projectIdByApiKeyHash' | 'personalKeyByHash' | 'canReachProject'
+>;
 
 /**
  * Token → project, with a short-lived cache: capture is the hottest path and keys rarely change.
@@ -30,14 +38,21 @@ export function createProjectResolver(access: CaptureAccess, ttlMs = 30_000, mis
     const key = await access.personalKeyByHash(hashKey(token));
     if (!key) return invalidPersonalApiKey();
     const projectId =
-      typeof projectIdField === 'number' ? projectIdField
-        : typeof projectIdField === 'string' && /^\d{1,9}$/.test(projectIdField) ? Number(projectIdField)
+      typeof projectIdField === 'number'
+        ? projectIdField
+        : typeof projectIdField === 'string' && /^\d{1,9}$/.test(projectIdField)
+          ? Number(projectIdField)
           : NaN;
     if (!Number.isInteger(projectId) || projectId > 2 ** 31 - 1) return invalidProject();
-    return (await access.canReachProject(key.userId, projectId, key.scopedProjectIds)) ? { ok: true, projectId } : invalidProject();
+    return (await access.canReachProject(key.userId, projectId, key.scopedProjectIds))
+      ? { ok: true, projectId }
+      : invalidProject();
   }
 
-  return async function resolveProject(token: string, projectIdField: unknown): Promise<ProjectResolution> {
+  return async function resolveProject(
+    token: string,
+    projectIdField: unknown,
+  ): Promise<ProjectResolution> {
     if (token.startsWith('phx_')) return byPersonalKey(token, projectIdField);
     const projectId = await byProjectKey(token);
     return projectId === null ? invalidApiKey() : { ok: true, projectId };

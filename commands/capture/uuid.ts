@@ -15,6 +15,7 @@ export function parseUuid(value: string): string | null {
   let s = value.trim();
   if (s.toLowerCase().startsWith('urn:uuid:')) s = s.slice(9);
   else if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
-  if (SIMPLE.test(s)) s = `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+  if (SIMPLE.test(s))
+    s = `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
   return isUuid(s) ? s.toLowerCase() : null;
 }

@@ -2,13 +2,16 @@ import { featureFlagsProjection } from '../../projections/featureFlags/featureFl
 import { nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
+import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { withFlagKeyLock } from './flagKeyLock.ts';
 import { type FlagFields, featureFlagStream } from './model/featureFlag.ts';
 import { normalizeFlagFilters } from './model/flagFilters.ts';
 
-export type CreateFeatureFlagDeps = Pick<FeatureFlagDeps, 'store' | 'pool' | 'now' | 'awaitProjection'> &
+export type CreateFeatureFlagDeps = Pick<
+  FeatureFlagDeps,
+  'store' | 'pool' | 'now' | 'awaitProjection'
+> &
   Readonly<{ flags: Pick<FeatureFlagDeps['flags'], 'isKeyTaken'> }>;
 
 /** A new flag as the API names its fields; what is left out gets PostHog's default. */
@@ -19,7 +22,11 @@ export type NewFeatureFlag = { [F in keyof FlagFields]?: FlagFields[F] | undefin
   created_at?: string | undefined;
 };
 
-export type CreateFeatureFlagInput = Readonly<{ projectId: number; userId: number; flag: NewFeatureFlag }>;
+export type CreateFeatureFlagInput = Readonly<{
+  projectId: number;
+  userId: number;
+  flag: NewFeatureFlag;
+}>;
 
 /**
  * Creates a flag: draws its id, checks its key is free and appends `FeatureFlagCreated`, all under
@@ -47,16 +54,24 @@ export async function createFeatureFlag(
   const key = flag.key.trim();
   // The uniqueness check, the append and its projection happen under the key's lock.
   return withFlagKeyLock(deps.pool, projectId, key, async () => {
-    const handled = await handleCommand(deps.store, featureFlagStream(flagId), featureFlagDecider, {
-      type: 'CreateFeatureFlag',
-      flagId,
-      projectId,
-      fields,
-      deleted: flag.deleted ?? false,
-      createdAt: flag.created_at ? new Date(flag.created_at).toISOString() : deps.now().toISOString(),
-      createdByUserId: userId,
-      keyTaken: await deps.flags.isKeyTaken(projectId, key),
-    }, metadata);
+    const handled = await handleCommand(
+      deps.store,
+      featureFlagStream(flagId),
+      featureFlagDecider,
+      {
+        type: 'CreateFeatureFlag',
+        flagId,
+        projectId,
+        fields,
+        deleted: flag.deleted ?? false,
+        createdAt: flag.created_at
+          ? new Date(flag.created_at).toISOString()
+          : deps.now().toISOString(),
+        createdByUserId: userId,
+        keyTaken: await deps.flags.isKeyTaken(projectId, key),
+      },
+      metadata,
+    );
     await deps.awaitProjection(featureFlagsProjection, handled.position);
     return { flagId, position: handled.position };
   });

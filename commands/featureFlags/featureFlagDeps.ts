@@ -1,5 +1,8 @@
 import { type AccessReader, accessReader } from '../../projections/access/accessReader.ts';
-import { type FeatureFlagsReader, featureFlagsReader } from '../../projections/featureFlags/featureFlagsReader.ts';
+import {
+  type FeatureFlagsReader,
+  featureFlagsReader,
+} from '../../projections/featureFlags/featureFlagsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 
 /**

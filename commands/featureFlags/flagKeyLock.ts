@@ -26,11 +26,17 @@ async function acquireSlot(): Promise<void> {
 
 function releaseSlot(): void {
   const next = waitingForSlot.shift();
-  if (next) next(); // the slot passes straight to the next waiter
+  if (next)
+    next(); // the slot passes straight to the next waiter
   else holders--;
 }
 
-export async function withFlagKeyLock<T>(pool: pg.Pool, projectId: number, key: string, fn: () => Promise<T>): Promise<T> {
+export async function withFlagKeyLock<T>(
+  pool: pg.Pool,
+  projectId: number,
+  key: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const name = `${projectId}\u0000${key}`;
   const previous = queues.get(name) ?? Promise.resolve();
   let release!: () => void;
@@ -46,16 +52,20 @@ export async function withFlagKeyLock<T>(pool: pg.Pool, projectId: number, key: 
       const client = await pool.connect();
       let broken: Error | undefined;
       try {
-        await client.query('SELECT pg_advisory_lock($1::int4, hashtext($2))', [projectId, key]).catch((e: Error) => {
-          broken = e;
-          throw e;
-        });
+        await client
+          .query('SELECT pg_advisory_lock($1::int4, hashtext($2))', [projectId, key])
+          .catch((e: Error) => {
+            broken = e;
+            throw e;
+          });
         try {
           return await fn();
         } finally {
-          await client.query('SELECT pg_advisory_unlock($1::int4, hashtext($2))', [projectId, key]).catch((e: Error) => {
-            broken = e; // a dropped session releases its locks; discard the client rather than reuse it
-          });
+          await client
+            .query('SELECT pg_advisory_unlock($1::int4, hashtext($2))', [projectId, key])
+            .catch((e: Error) => {
+              broken = e; // a dropped session releases its locks; discard the client rather than reuse it
+            });
         }
       } finally {
         client.release(broken);

@@ -2,12 +2,15 @@ import { featureFlagsProjection } from '../../projections/featureFlags/featureFl
 import { nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
+import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { type FlagEditor, loadFlagEditor } from './model/canEditFlag.ts';
 import { featureFlagStream } from './model/featureFlag.ts';
 
-export type GrantRoleAccessDeps = Pick<FeatureFlagDeps, 'store' | 'pool' | 'now' | 'awaitProjection'> &
+export type GrantRoleAccessDeps = Pick<
+  FeatureFlagDeps,
+  'store' | 'pool' | 'now' | 'awaitProjection'
+> &
   Readonly<{ access: Pick<FeatureFlagDeps['access'], 'roleLevelsOf' | 'roleExists'> }>;
 
 export type GrantRoleAccessInput = Readonly<{
@@ -29,15 +32,21 @@ export async function grantRoleAccess(
   const roleAccessId = await nextId(deps.pool, 'role_access');
   // One spelling per role: Postgres prints uuids in lower case, and the decider compares strings.
   const roleId = input.roleId.toLowerCase();
-  const result = await handleCommand(deps.store, featureFlagStream(input.flagId), featureFlagDecider, {
-    type: 'GrantRoleAccess',
-    projectId: input.projectId,
-    roleAccessId,
-    roleId,
-    roleExists: await deps.access.roleExists(roleId),
-    editor,
-    at: deps.now().toISOString(),
-  }, metadata);
+  const result = await handleCommand(
+    deps.store,
+    featureFlagStream(input.flagId),
+    featureFlagDecider,
+    {
+      type: 'GrantRoleAccess',
+      projectId: input.projectId,
+      roleAccessId,
+      roleId,
+      roleExists: await deps.access.roleExists(roleId),
+      editor,
+      at: deps.now().toISOString(),
+    },
+    metadata,
+  );
   await deps.awaitProjection(featureFlagsProjection, result.position);
   return { roleAccessId, position: result.position, editor };
 }

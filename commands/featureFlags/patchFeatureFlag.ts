@@ -2,8 +2,8 @@ import { featureFlagsProjection } from '../../projections/featureFlags/featureFl
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
+import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { withFlagKeyLock } from './flagKeyLock.ts';
 import { type FlagEditor, loadFlagEditor } from './model/canEditFlag.ts';
 import { type FlagFields, featureFlagStream } from './model/featureFlag.ts';
@@ -31,7 +31,11 @@ export type PatchFeatureFlagInput = Readonly<{
 }>;
 
 const pickFields = (patch: FeatureFlagPatch): Partial<FlagFields> =>
-  Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at'));
+  Object.fromEntries(
+    Object.entries(patch).filter(
+      ([k, v]) => v !== undefined && k !== 'deleted' && k !== 'created_at',
+    ),
+  );
 
 /**
  * Changes, soft-deletes or restores a flag (404 when the project has no such flag) and returns once
@@ -46,21 +50,32 @@ export async function patchFeatureFlag(
   const editor = await loadFlagEditor(deps.access, input.userId, input.projectLevel);
   const current = await deps.flags.get(projectId, flagId);
   if (!current) fail(notFound());
-  const changes = { ...pickFields(patch), ...(patch.deleted !== undefined ? { deleted: patch.deleted } : {}) };
+  const changes = {
+    ...pickFields(patch),
+    ...(patch.deleted !== undefined ? { deleted: patch.deleted } : {}),
+  };
   const key = (patch.key ?? current.key).trim();
   const decide = async () => {
-    const handled = await handleCommand(deps.store, featureFlagStream(flagId), featureFlagDecider, {
-      type: 'PatchFeatureFlag',
-      projectId,
-      changes,
-      editor,
-      keyTaken: await deps.flags.isKeyTaken(projectId, key, flagId),
-    }, metadata);
+    const handled = await handleCommand(
+      deps.store,
+      featureFlagStream(flagId),
+      featureFlagDecider,
+      {
+        type: 'PatchFeatureFlag',
+        projectId,
+        changes,
+        editor,
+        keyTaken: await deps.flags.isKeyTaken(projectId, key, flagId),
+      },
+      metadata,
+    );
     await deps.awaitProjection(featureFlagsProjection, handled.position);
     return handled;
   };
   // A rename or a restore claims a key: it runs under that key's lock, like a create.
   const claimsKey = patch.key !== undefined || patch.deleted === false;
-  const result = claimsKey ? await withFlagKeyLock(deps.pool, projectId, key, decide) : await decide();
+  const result = claimsKey
+    ? await withFlagKeyLock(deps.pool, projectId, key, decide)
+    : await decide();
   return { flagId, position: result.position, editor };
 }

@@ -1,8 +1,8 @@
 import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
+import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { loadFlagEditor } from './model/canEditFlag.ts';
 import { featureFlagStream } from './model/featureFlag.ts';
 
@@ -25,12 +25,18 @@ export async function revokeRoleAccess(
   metadata: EventMetadata,
 ): Promise<{ position: bigint | undefined }> {
   const editor = await loadFlagEditor(deps.access, input.userId, input.projectLevel);
-  const result = await handleCommand(deps.store, featureFlagStream(input.flagId), featureFlagDecider, {
-    type: 'RevokeRoleAccess',
-    projectId: input.projectId,
-    roleAccessId: input.roleAccessId,
-    editor,
-  }, metadata);
+  const result = await handleCommand(
+    deps.store,
+    featureFlagStream(input.flagId),
+    featureFlagDecider,
+    {
+      type: 'RevokeRoleAccess',
+      projectId: input.projectId,
+      roleAccessId: input.roleAccessId,
+      editor,
+    },
+    metadata,
+  );
   await deps.awaitProjection(featureFlagsProjection, result.position);
   return { position: result.position };
 }

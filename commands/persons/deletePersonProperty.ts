@@ -1,5 +1,10 @@
 import type { EventMetadata } from '../../src/core/event.ts';
-import { type PersonCommandResult, type PersonDeps, type PersonTarget, runPersonCommand } from './personCommand.ts';
+import {
+  type PersonCommandResult,
+  type PersonDeps,
+  type PersonTarget,
+  runPersonCommand,
+} from './personCommand.ts';
 
 export type DeletePersonPropertyInput = PersonTarget & Readonly<{ key: string }>;
 
@@ -10,5 +15,9 @@ export const deletePersonProperty = (
   metadata: EventMetadata,
 ): Promise<PersonCommandResult> =>
   runPersonCommand(deps, input, metadata, (person, at) => ({
-    type: 'DeletePersonProperty', projectId: input.projectId, person, at, key: input.key,
+    type: 'DeletePersonProperty',
+    projectId: input.projectId,
+    person,
+    at,
+    key: input.key,
   }));

@@ -1,17 +1,19 @@
+import { eventDeletionsProjection } from '../../projections/eventDeletions/eventDeletionsProjection.ts';
+import { personsProjection } from '../../projections/persons/personsProjection.ts';
+import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { handleCommand, lastPositionOf } from '../../src/commandHandling/handleCommand.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import { eventDeletionsProjection } from '../../projections/eventDeletions/eventDeletionsProjection.ts';
-import { personsProjection } from '../../projections/persons/personsProjection.ts';
-import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
 import { personStream } from './model/personEvents.ts';
 import type { PersonRef } from './model/personRef.ts';
 import type { PersonRecord } from './model/personView.ts';
 import { type PersonCommand, type PersonFacts, personDecider } from './personDecider.ts';
 
 /** What the person command handlers need: the log, the clock, read-your-writes and the persons reader. */
-export type PersonDeps = Pick<AppContext, 'store' | 'now' | 'awaitProjection'> & { persons: PersonsReader };
+export type PersonDeps = Pick<AppContext, 'store' | 'now' | 'awaitProjection'> & {
+  persons: PersonsReader;
+};
 
 /** Wires the person command handlers from the composition root's context (routes, CLI, tests). */
 export const personDeps = (ctx: AppContext): PersonDeps => ({
@@ -54,10 +56,20 @@ export async function runPersonCommand(
   const person = await deps.persons.getPerson(target.projectId, target.ref);
   if (!person) fail(notFound());
   const result = await handleCommand(
-    deps.store, personStream(target.projectId, person.uuid), personDecider, command(factsOf(person), deps.now().toISOString()), metadata,
+    deps.store,
+    personStream(target.projectId, person.uuid),
+    personDecider,
+    command(factsOf(person), deps.now().toISOString()),
+    metadata,
   );
   // Each read model waits for the last new event it folds (it never reaches one it does not).
-  await deps.awaitProjection(personsProjection, lastPositionOf(result.appended, personsProjection.filter.eventTypes));
-  await deps.awaitProjection(eventDeletionsProjection, lastPositionOf(result.appended, eventDeletionsProjection.filter.eventTypes));
+  await deps.awaitProjection(
+    personsProjection,
+    lastPositionOf(result.appended, personsProjection.filter.eventTypes),
+  );
+  await deps.awaitProjection(
+    eventDeletionsProjection,
+    lastPositionOf(result.appended, eventDeletionsProjection.filter.eventTypes),
+  );
   return { personId: person.id };
 }

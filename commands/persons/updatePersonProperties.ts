@@ -1,5 +1,10 @@
 import type { EventMetadata } from '../../src/core/event.ts';
-import { type PersonCommandResult, type PersonDeps, type PersonTarget, runPersonCommand } from './personCommand.ts';
+import {
+  type PersonCommandResult,
+  type PersonDeps,
+  type PersonTarget,
+  runPersonCommand,
+} from './personCommand.ts';
 
 export type UpdatePersonPropertiesInput = PersonTarget & Readonly<{ set: Record<string, unknown> }>;
 
@@ -13,5 +18,9 @@ export const updatePersonProperties = (
   metadata: EventMetadata,
 ): Promise<PersonCommandResult> =>
   runPersonCommand(deps, input, metadata, (person, at) => ({
-    type: 'UpdatePersonProperties', projectId: input.projectId, person, at, set: input.set,
+    type: 'UpdatePersonProperties',
+    projectId: input.projectId,
+    person,
+    at,
+    set: input.set,
   }));

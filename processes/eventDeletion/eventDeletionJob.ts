@@ -1,15 +1,21 @@
 import type pg from 'pg';
+import {
+  type PersonEventsDeleted,
+  personStream,
+} from '../../commands/persons/model/personEvents.ts';
+import { eventDeletionsProjection } from '../../projections/eventDeletions/eventDeletionsProjection.ts';
+import {
+  eventDeletionsReader,
+  type QueuedDeletion,
+} from '../../projections/eventDeletions/eventDeletionsReader.ts';
+import { deletePersonEvents } from '../../projections/events/deletePersonEvents.ts';
+import { eventsProjection } from '../../projections/events/eventsProjection.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { EventStore, StreamAppend } from '../../src/eventStore/eventStore.ts';
 import { chCheckpointId } from '../../src/processing/clickhouseProjection.ts';
 import { readCheckpoint } from '../../src/processing/projection.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { deletePersonEvents } from '../../projections/events/deletePersonEvents.ts';
-import { eventsProjection } from '../../projections/events/eventsProjection.ts';
-import { eventDeletionsProjection } from '../../projections/eventDeletions/eventDeletionsProjection.ts';
-import { eventDeletionsReader, type QueuedDeletion } from '../../projections/eventDeletions/eventDeletionsReader.ts';
-import { type PersonEventsDeleted, personStream } from '../../commands/persons/model/personEvents.ts';
 
 export type EventDeletionDeps = Readonly<{
   store: EventStore;
@@ -45,7 +51,10 @@ const NAMESPACE = '6f1c7a52-3c1e-4d8e-9a57-5d0c1b3e2a10';
 export async function runEventDeletions(deps: EventDeletionDeps): Promise<EventDeletionRun> {
   const lock = await deps.pool.connect();
   try {
-    const { rows } = await lock.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [LOCK]);
+    const { rows } = await lock.query<{ ok: boolean }>(
+      'SELECT pg_try_advisory_lock(hashtext($1)) AS ok',
+      [LOCK],
+    );
     if (!rows[0]!.ok) return { ran: false, deleted: 0, waiting: 0 };
     try {
       return await runLocked(deps);
@@ -66,7 +75,11 @@ const MAX_POSITION = (1n << 63n) - 1n;
  */
 async function clickHouseReach(deps: EventDeletionDeps): Promise<bigint> {
   const checkpoint = await readCheckpoint(deps.pool, chCheckpointId(eventsProjection));
-  const [next] = await deps.store.readAll({ after: checkpoint < 0n ? 'start' : checkpoint, maxCount: 1, filter: eventsProjection.filter });
+  const [next] = await deps.store.readAll({
+    after: checkpoint < 0n ? 'start' : checkpoint,
+    maxCount: 1,
+    filter: eventsProjection.filter,
+  });
   return next ? next.position - 1n : MAX_POSITION;
 }
 
@@ -85,7 +98,10 @@ async function runLocked(deps: EventDeletionDeps): Promise<EventDeletionRun> {
   return { ran: true, deleted: done.length, waiting: await queue.countWaitingDeletions(reached) };
 }
 
-async function recordDeleted(deps: EventDeletionDeps, batch: readonly QueuedDeletion[]): Promise<bigint> {
+async function recordDeleted(
+  deps: EventDeletionDeps,
+  batch: readonly QueuedDeletion[],
+): Promise<bigint> {
   const at = (deps.now ?? (() => new Date()))().toISOString();
   const appends: StreamAppend[] = batch.map((entry) => {
     const event: PersonEventsDeleted = {
@@ -101,7 +117,17 @@ async function recordDeleted(deps: EventDeletionDeps, batch: readonly QueuedDele
     };
     return {
       streamName: personStream(entry.projectId, entry.personUuid),
-      events: [{ ...event, id: uuidv5(`${entry.id}:deleted`, NAMESPACE), metadata: { projectId: entry.projectId, correlationId: 'event-deletion-job', occurredAt: at } }],
+      events: [
+        {
+          ...event,
+          id: uuidv5(`${entry.id}:deleted`, NAMESPACE),
+          metadata: {
+            projectId: entry.projectId,
+            correlationId: 'event-deletion-job',
+            occurredAt: at,
+          },
+        },
+      ],
       expectedRevision: 'any',
     };
   });

@@ -17,7 +17,9 @@ export function scheduleEventDeletions(
 ): EventDeletionScheduler {
   let current: Promise<unknown> = Promise.resolve();
   const job = new Cron(pattern, { timezone: 'UTC', protect: true, unref: true }, async () => {
-    current = run().catch((error: unknown) => log(`event deletion run failed: ${error instanceof Error ? error.message : String(error)}`));
+    current = run().catch((error: unknown) =>
+      log(`event deletion run failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
     await current;
   });
   return {

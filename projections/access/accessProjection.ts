@@ -1,6 +1,6 @@
 import { match } from 'ts-pattern';
-import { pgProjection } from '../../src/processing/projection.ts';
 import { type AccessEvent, accessEventTypes } from '../../commands/access/model/accessEvents.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 
 export const accessProjection = pgProjection<AccessEvent>({
   name: 'access',
@@ -29,10 +29,14 @@ export const accessProjection = pgProjection<AccessEvent>({
     for (const event of events) {
       await match(event)
         .with({ type: 'ProjectCreated' }, ({ data: d }) =>
-          tx.query(
-            `INSERT INTO projects VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT (id) DO NOTHING`,
-            [d.projectId, d.name, d.apiKeyHash, d.apiKeyMask, d.createdByUserId, d.createdAt],
-          ),
+          tx.query(`INSERT INTO projects VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT (id) DO NOTHING`, [
+            d.projectId,
+            d.name,
+            d.apiKeyHash,
+            d.apiKeyMask,
+            d.createdByUserId,
+            d.createdAt,
+          ]),
         )
         .with({ type: 'ProjectMemberAdded' }, ({ data: d }) =>
           tx.query(
@@ -42,21 +46,45 @@ export const accessProjection = pgProjection<AccessEvent>({
         )
         .with({ type: 'UserCreated' }, ({ data: d }) =>
           tx.query(`INSERT INTO users VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (id) DO NOTHING`, [
-            d.userId, d.uuid, d.distinctId, d.email, d.firstName, d.lastName, d.createdAt,
+            d.userId,
+            d.uuid,
+            d.distinctId,
+            d.email,
+            d.firstName,
+            d.lastName,
+            d.createdAt,
           ]),
         )
         .with({ type: 'PersonalApiKeyCreated' }, ({ data: d }) =>
-          tx.query(`INSERT INTO personal_api_keys VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (id) DO NOTHING`, [
-            d.keyId, d.userId, d.label, d.secureValue, d.maskValue, d.scopes, d.scopedProjectIds, d.createdAt,
-          ]),
+          tx.query(
+            `INSERT INTO personal_api_keys VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (id) DO NOTHING`,
+            [
+              d.keyId,
+              d.userId,
+              d.label,
+              d.secureValue,
+              d.maskValue,
+              d.scopes,
+              d.scopedProjectIds,
+              d.createdAt,
+            ],
+          ),
         )
         .with({ type: 'RoleCreated' }, ({ data: d }) =>
           tx.query(`INSERT INTO roles VALUES ($1,$2,$3,$4,$5) ON CONFLICT (id) DO NOTHING`, [
-            d.roleId, d.name, d.featureFlagsAccessLevel, d.createdByUserId, d.createdAt,
+            d.roleId,
+            d.name,
+            d.featureFlagsAccessLevel,
+            d.createdByUserId,
+            d.createdAt,
           ]),
         )
         .with({ type: 'RoleMemberAdded' }, ({ data: d }) =>
-          tx.query(`INSERT INTO role_members VALUES ($1,$2,$3) ON CONFLICT DO NOTHING`, [d.roleId, d.userId, d.addedAt]),
+          tx.query(`INSERT INTO role_members VALUES ($1,$2,$3) ON CONFLICT DO NOTHING`, [
+            d.roleId,
+            d.userId,
+            d.addedAt,
+          ]),
         )
         .exhaustive();
     }

@@ -3,7 +3,14 @@ import type { AuthUser, Principal, ProjectAccess } from '../../src/core/principa
 
 export type ActivityUser = { id: number; first_name: string; last_name: string; email: string };
 /** A user as other read models' views show it (a flag's or a role's creator). */
-export type UserRecord = { id: number; uuid: string; distinct_id: string; first_name: string; last_name: string; email: string };
+export type UserRecord = {
+  id: number;
+  uuid: string;
+  distinct_id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+};
 /**
  * A role with its creator and members. `members` is kept as Postgres builds it (jsonb, members in
  * the order they were added), since the role view passes it on as JSON text.
@@ -25,7 +32,9 @@ export type AccessReader = ReturnType<typeof accessReader>;
 
 export const accessReader = (pool: pg.Pool) => ({
   async principalByKeyHash(keyHash: string): Promise<Principal | undefined> {
-    const { rows } = await pool.query<AuthUser & { key_id: string; scopes: string[]; scoped_project_ids: number[] | null }>(
+    const { rows } = await pool.query<
+      AuthUser & { key_id: string; scopes: string[]; scoped_project_ids: number[] | null }
+    >(
       `SELECT u.id, u.uuid, u.distinct_id, u.first_name, u.last_name, u.email, true AS is_email_verified,
               k.id AS key_id, k.scopes, k.scoped_project_ids
          FROM personal_api_keys k JOIN users u ON u.id = k.user_id
@@ -50,7 +59,10 @@ export const accessReader = (pool: pg.Pool) => ({
 
   /** The project whose API key has this sha256, if any. */
   async projectIdByApiKeyHash(keyHash: string): Promise<number | null> {
-    const { rows } = await pool.query<{ id: number }>('SELECT id FROM projects WHERE api_key_hash = $1', [keyHash]);
+    const { rows } = await pool.query<{ id: number }>(
+      'SELECT id FROM projects WHERE api_key_hash = $1',
+      [keyHash],
+    );
     return rows[0]?.id ?? null;
   },
 
@@ -58,16 +70,26 @@ export const accessReader = (pool: pg.Pool) => ({
   async personalKeyByHash(
     keyHash: string,
   ): Promise<{ userId: number; scopes: string[]; scopedProjectIds: number[] | null } | undefined> {
-    const { rows } = await pool.query<{ user_id: number; scopes: string[]; scoped_project_ids: number[] | null }>(
+    const { rows } = await pool.query<{
+      user_id: number;
+      scopes: string[];
+      scoped_project_ids: number[] | null;
+    }>(
       'SELECT user_id, scopes, scoped_project_ids FROM personal_api_keys WHERE secure_value = $1',
       [keyHash],
     );
     const key = rows[0];
-    return key && { userId: key.user_id, scopes: key.scopes, scopedProjectIds: key.scoped_project_ids };
+    return (
+      key && { userId: key.user_id, scopes: key.scopes, scopedProjectIds: key.scoped_project_ids }
+    );
   },
 
   /** Whether the user belongs to the project and, when the key is scoped, the project is listed. */
-  async canReachProject(userId: number, projectId: number, scopedProjectIds: readonly number[] | null): Promise<boolean> {
+  async canReachProject(
+    userId: number,
+    projectId: number,
+    scopedProjectIds: readonly number[] | null,
+  ): Promise<boolean> {
     const { rowCount } = await pool.query(
       'SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2 AND ($3::int[] IS NULL OR $1 = ANY($3::int[]))',
       [projectId, userId, scopedProjectIds],
@@ -82,12 +104,17 @@ export const accessReader = (pool: pg.Pool) => ({
 
   /** The lowest project id, or undefined before the first project exists. */
   async firstProjectId(): Promise<number | undefined> {
-    const { rows } = await pool.query<{ id: number }>('SELECT id FROM projects ORDER BY id LIMIT 1');
+    const { rows } = await pool.query<{ id: number }>(
+      'SELECT id FROM projects ORDER BY id LIMIT 1',
+    );
     return rows[0]?.id;
   },
 
   async userIdByEmail(email: string): Promise<number | undefined> {
-    const { rows } = await pool.query<{ id: number }>('SELECT id FROM users WHERE lower(email) = lower($1)', [email]);
+    const { rows } = await pool.query<{ id: number }>(
+      'SELECT id FROM users WHERE lower(email) = lower($1)',
+      [email],
+    );
     return rows[0]?.id;
   },
 

@@ -1,5 +1,8 @@
+import {
+  type PersonEventDeletionEvent,
+  personEventDeletionTypes,
+} from '../../commands/persons/model/personEvents.ts';
 import { pgProjection } from '../../src/processing/projection.ts';
-import { type PersonEventDeletionEvent, personEventDeletionTypes } from '../../commands/persons/model/personEvents.ts';
 
 /**
  * The deletion job's to-do list and its record of what it did, both folded from the log:
@@ -43,7 +46,15 @@ export const eventDeletionsProjection = pgProjection<PersonEventDeletionEvent>({
         await tx.query(
           `INSERT INTO event_deletion_queue (id, project_id, person_uuid, person_id, distinct_ids, up_to_position, queued_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-          [e.id, e.data.projectId, e.data.personUuid, e.data.personId ?? null, e.data.distinctIds, e.position.toString(), e.data.at],
+          [
+            e.id,
+            e.data.projectId,
+            e.data.personUuid,
+            e.data.personId ?? null,
+            e.data.distinctIds,
+            e.position.toString(),
+            e.data.at,
+          ],
         );
       } else {
         await tx.query(

@@ -9,9 +9,16 @@ export type EventDeletionsReader = ReturnType<typeof eventDeletionsReader>;
 
 /** `${projectId}|${distinctId}` → the highest log position up to which its events were deleted. */
 export type DeletedEvents = ReadonlyMap<string, bigint>;
-export const deletedEventsKey = (projectId: number, distinctId: string) => `${projectId}|${distinctId}`;
+export const deletedEventsKey = (projectId: number, distinctId: string) =>
+  `${projectId}|${distinctId}`;
 
-export type QueuedDeletion = { id: string; projectId: number; personUuid: string; distinctIds: string[]; upToPosition: bigint };
+export type QueuedDeletion = {
+  id: string;
+  projectId: number;
+  personUuid: string;
+  distinctIds: string[];
+  upToPosition: bigint;
+};
 
 export const eventDeletionsReader = (pool: pg.Pool) => ({
   /**
@@ -24,18 +31,36 @@ export const eventDeletionsReader = (pool: pg.Pool) => ({
         WHERE up_to_position >= $1 GROUP BY project_id, distinct_id`,
       [fromPosition.toString()],
     );
-    return new Map(rows.map((r) => [deletedEventsKey(r.project_id, r.distinct_id), BigInt(r.up_to)]));
+    return new Map(
+      rows.map((r) => [deletedEventsKey(r.project_id, r.distinct_id), BigInt(r.up_to)]),
+    );
   },
 
   /** Pending entries whose events the ClickHouse projection has already written (up to `reached`), oldest first. */
-  async pendingDeletions(reached: bigint, limit: number, skip: readonly string[]): Promise<QueuedDeletion[]> {
-    const { rows } = await pool.query<{ id: string; project_id: number; person_uuid: string; distinct_ids: string[]; up_to_position: string }>(
+  async pendingDeletions(
+    reached: bigint,
+    limit: number,
+    skip: readonly string[],
+  ): Promise<QueuedDeletion[]> {
+    const { rows } = await pool.query<{
+      id: string;
+      project_id: number;
+      person_uuid: string;
+      distinct_ids: string[];
+      up_to_position: string;
+    }>(
       `SELECT id, project_id, person_uuid::text AS person_uuid, distinct_ids, up_to_position FROM event_deletion_queue
         WHERE deleted_at IS NULL AND up_to_position <= $1 AND NOT (id = ANY($2::uuid[]))
         ORDER BY up_to_position LIMIT $3`,
       [reached.toString(), skip, limit],
     );
-    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personUuid: r.person_uuid, distinctIds: r.distinct_ids, upToPosition: BigInt(r.up_to_position) }));
+    return rows.map((r) => ({
+      id: r.id,
+      projectId: r.project_id,
+      personUuid: r.person_uuid,
+      distinctIds: r.distinct_ids,
+      upToPosition: BigInt(r.up_to_position),
+    }));
   },
 
   /** Pending entries ClickHouse has not written every event of yet (above `reached`). */
@@ -49,5 +74,7 @@ export const eventDeletionsReader = (pool: pg.Pool) => ({
 });
 
 /** The events projection's view of completed deletions (`skippingDeletedEvents`), read once per batch. */
-export const deletedEventsLookup = (pool: pg.Pool) => (fromPosition: bigint): Promise<DeletedEvents> =>
-  eventDeletionsReader(pool).deletedSince(fromPosition);
+export const deletedEventsLookup =
+  (pool: pg.Pool) =>
+  (fromPosition: bigint): Promise<DeletedEvents> =>
+    eventDeletionsReader(pool).deletedSince(fromPosition);

@@ -1,7 +1,11 @@
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 
 /** One person's events to delete: those of its distinct ids at or below a log position. */
-export type EventsToDelete = Readonly<{ projectId: number; distinctIds: readonly string[]; upToPosition: bigint }>;
+export type EventsToDelete = Readonly<{
+  projectId: number;
+  distinctIds: readonly string[];
+  upToPosition: bigint;
+}>;
 
 /**
  * Removes the captured events of each (project, distinct id) at or below its entry's log position
@@ -9,13 +13,17 @@ export type EventsToDelete = Readonly<{ projectId: number; distinctIds: readonly
  * disk, not just hidden); `mutations_sync=2` waits for it. Where an id is named twice, the higher
  * position wins.
  */
-export async function deletePersonEvents(ch: ClickHouse, entries: readonly EventsToDelete[]): Promise<void> {
+export async function deletePersonEvents(
+  ch: ClickHouse,
+  entries: readonly EventsToDelete[],
+): Promise<void> {
   const limits = new Map<string, bigint>();
   for (const entry of entries) {
     for (const d of entry.distinctIds) {
       const key = `${entry.projectId}:${d}`;
       const current = limits.get(key);
-      if (current === undefined || entry.upToPosition > current) limits.set(key, entry.upToPosition);
+      if (current === undefined || entry.upToPosition > current)
+        limits.set(key, entry.upToPosition);
     }
   }
   if (limits.size === 0) return;

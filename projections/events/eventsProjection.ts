@@ -1,5 +1,5 @@
-import { type ChProjection, chProjection } from '../../src/processing/clickhouseProjection.ts';
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
+import { type ChProjection, chProjection } from '../../src/processing/clickhouseProjection.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
 
 const groupColumn = (properties: Record<string, unknown>, index: number) => {
@@ -69,7 +69,10 @@ export const eventsProjection = chProjection<EventCaptured>({
       table: `${ch.database}.events`,
       values,
       format: 'JSONEachRow',
-      clickhouse_settings: { insert_deduplication_token: dedupToken, date_time_input_format: 'best_effort' },
+      clickhouse_settings: {
+        insert_deduplication_token: dedupToken,
+        date_time_input_format: 'best_effort',
+      },
     });
   },
 });
@@ -95,17 +98,23 @@ export const skippingDeletedEvents = (
   async insert(ch, events, dedupToken) {
     if (events.length === 0) return;
     const cut = await deleted(events[0]!.position);
-    const kept = cut.size === 0 ? events : events.filter((e) => {
-      const d = e.data;
-      const upTo = cut.get(`${d.projectId}|${d.distinctId}`);
-      return upTo === undefined || e.position > upTo;
-    });
+    const kept =
+      cut.size === 0
+        ? events
+        : events.filter((e) => {
+            const d = e.data;
+            const upTo = cut.get(`${d.projectId}|${d.distinctId}`);
+            return upTo === undefined || e.position > upTo;
+          });
     if (kept.length > 0) await projection.insert(ch, kept, dedupToken);
   },
 });
 
 /** projectId → group type → index, as the persons projection assigned them (capture.md §3.6). */
-export type GroupTypesLookup = (projectIds: readonly number[], upToPosition: bigint) => Promise<ReadonlyMap<number, ReadonlyMap<string, number>>>;
+export type GroupTypesLookup = (
+  projectIds: readonly number[],
+  upToPosition: bigint,
+) => Promise<ReadonlyMap<number, ReadonlyMap<string, number>>>;
 
 /**
  * Events with `$groups` carry `$group_<index>` (properties and columns), as PostHog's ingestion
@@ -119,12 +128,19 @@ export const withGroupIndexes = (
 ): ChProjection<EventCaptured> => ({
   ...projection,
   async insert(ch, events, dedupToken) {
-    const grouped = new Set(events.filter((e) => {
-      const p = e.data.properties;
-      return typeof p.$groups === 'object' && p.$groups !== null && p.$process_person_profile !== false;
-    }));
+    const grouped = new Set(
+      events.filter((e) => {
+        const p = e.data.properties;
+        return (
+          typeof p.$groups === 'object' && p.$groups !== null && p.$process_person_profile !== false
+        );
+      }),
+    );
     if (grouped.size === 0) return projection.insert(ch, events, dedupToken);
-    const types = await groupTypes([...new Set([...grouped].map((e) => e.data.projectId))], events[events.length - 1]!.position);
+    const types = await groupTypes(
+      [...new Set([...grouped].map((e) => e.data.projectId))],
+      events[events.length - 1]!.position,
+    );
     const withIndexes = events.map((e) => {
       const d = e.data;
       const groups = d.properties.$groups;
@@ -132,7 +148,8 @@ export const withGroupIndexes = (
       const extra: Record<string, string> = {};
       for (const [type, key] of Object.entries(groups as Record<string, unknown>)) {
         const index = types.get(d.projectId)?.get(type);
-        if (index !== undefined && key !== undefined && key !== null) extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
+        if (index !== undefined && key !== undefined && key !== null)
+          extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
       }
       return { ...e, data: { ...d, properties: { ...d.properties, ...extra } } };
     });

@@ -4,11 +4,18 @@
  * interpolated names are the configured database and the table.
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { type CompiledSelect, compileOrderBy, compileSelect, compileWhere, type OrderItem, type WhereItem } from './hogql/hogqlQuery.ts';
+import { escapeLike } from '../shared/propertyFilterTree.ts';
+import {
+  type CompiledSelect,
+  compileOrderBy,
+  compileSelect,
+  compileWhere,
+  type OrderItem,
+  type WhereItem,
+} from './hogql/hogqlQuery.ts';
 import { HogQLError } from './hogql/hogqlTokenizer.ts';
 import { compilePropertyFilters } from './propertyFilters.ts';
 import { dateTimeParamSql, Params, propertySql } from './sqlParams.ts';
-import { escapeLike } from '../shared/propertyFilterTree.ts';
 
 /** The columns an event row is read with (aliases that shadow no column of `events`). */
 export const EVENT_COLUMNS_SQL =
@@ -30,7 +37,8 @@ export function formatTimestamp(clickhouseText: string): string {
 
 /** A ClickHouse value of a select column → JSON: date-times in the event timestamp format. */
 export function selectValue(value: unknown, clickhouseType: string): unknown {
-  if (typeof value === 'string' && /^(Nullable\()?DateTime64/.test(clickhouseType)) return formatTimestamp(value);
+  if (typeof value === 'string' && /^(Nullable\()?DateTime64/.test(clickhouseType))
+    return formatTimestamp(value);
   return value;
 }
 
@@ -61,35 +69,72 @@ export type ListInput = Readonly<{
 }>;
 
 /** How the next page is reached: after the last row's timestamp, or by offset. */
-export type Paging = { kind: 'cursor'; descending: boolean; last: { timestamp: string; uuid: string } | null } | { kind: 'offset' };
+export type Paging =
+  | { kind: 'cursor'; descending: boolean; last: { timestamp: string; uuid: string } | null }
+  | { kind: 'offset' };
 
 export type ListResult =
   | { kind: 'events'; rows: EventRow[]; more: boolean; paging: Paging }
-  | { kind: 'select'; columns: string[]; types: string[]; results: unknown[][]; more: boolean; paging: Paging };
+  | {
+      kind: 'select';
+      columns: string[];
+      types: string[];
+      results: unknown[][];
+      more: boolean;
+      paging: Paging;
+    };
 
 /** ClickHouse errors that a user's expression or filter can cause: answered 400, not 500. */
 const USER_ERRORS = new Set([
-  'CANNOT_PARSE_TEXT', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'BAD_ARGUMENTS', 'CANNOT_PARSE_DATE', 'CANNOT_PARSE_DATETIME',
-  'ILLEGAL_TYPE_OF_ARGUMENT', 'ILLEGAL_COLUMN', 'TYPE_MISMATCH', 'ARGUMENT_OUT_OF_BOUND', 'CANNOT_CONVERT_TYPE', 'CANNOT_PARSE_NUMBER',
-  'ILLEGAL_DIVISION', 'ILLEGAL_AGGREGATION', 'NOT_AN_AGGREGATE', 'NO_COMMON_TYPE', 'DECIMAL_OVERFLOW', 'CANNOT_COMPILE_REGEXP',
-  'CANNOT_PARSE_UUID', 'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE', 'NUMBER_OF_ARGUMENTS_DOESNT_MATCH', 'TOO_LARGE_STRING_SIZE', 'TIMEOUT_EXCEEDED',
+  'CANNOT_PARSE_TEXT',
+  'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
+  'BAD_ARGUMENTS',
+  'CANNOT_PARSE_DATE',
+  'CANNOT_PARSE_DATETIME',
+  'ILLEGAL_TYPE_OF_ARGUMENT',
+  'ILLEGAL_COLUMN',
+  'TYPE_MISMATCH',
+  'ARGUMENT_OUT_OF_BOUND',
+  'CANNOT_CONVERT_TYPE',
+  'CANNOT_PARSE_NUMBER',
+  'ILLEGAL_DIVISION',
+  'ILLEGAL_AGGREGATION',
+  'NOT_AN_AGGREGATE',
+  'NO_COMMON_TYPE',
+  'DECIMAL_OVERFLOW',
+  'CANNOT_COMPILE_REGEXP',
+  'CANNOT_PARSE_UUID',
+  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
+  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
+  'TOO_LARGE_STRING_SIZE',
+  'TIMEOUT_EXCEEDED',
 ]);
 export const QUERY_TIMEOUT_SECONDS = 60;
 
-async function run<T>(ch: ClickHouse, query: string, params: Params, format: 'JSONEachRow' | 'JSONCompact'): Promise<T> {
+async function run<T>(
+  ch: ClickHouse,
+  query: string,
+  params: Params,
+  format: 'JSONEachRow' | 'JSONCompact',
+): Promise<T> {
   try {
     const result = await ch.client.query({
       query,
       query_params: params.values,
       format,
       // a user's expression must not hold the server: long queries end with TIMEOUT_EXCEEDED (a 400 below)
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 0, max_execution_time: QUERY_TIMEOUT_SECONDS },
+      clickhouse_settings: {
+        output_format_json_quote_64bit_integers: 0,
+        max_execution_time: QUERY_TIMEOUT_SECONDS,
+      },
     });
     return (await result.json()) as T;
   } catch (error) {
     const type = (error as { type?: string }).type;
     if (type && USER_ERRORS.has(type)) {
-      const message = (error as Error).message.split(/[:.]?\s*(?:In scope|\(version )/)[0]!.slice(0, 300);
+      const message = (error as Error).message
+        .split(/[:.]?\s*(?:In scope|\(version )/)[0]!
+        .slice(0, 300);
       throw new HogQLError(`The query could not run (${type}): ${message}`);
     }
     throw error;
@@ -102,16 +147,28 @@ function conditions(input: ListInput, params: Params): string[] {
   const out = [`team_id = ${params.number(input.projectId)}`];
   if (input.after !== undefined) {
     const at = dateTimeParamSql(input.after, params);
-    out.push(input.afterUuid ? `(timestamp, uuid) > (${at}, toUUID(${params.string(input.afterUuid)}))` : `timestamp > ${at}`);
+    out.push(
+      input.afterUuid
+        ? `(timestamp, uuid) > (${at}, toUUID(${params.string(input.afterUuid)}))`
+        : `timestamp > ${at}`,
+    );
   }
   if (input.before !== undefined) {
     const at = dateTimeParamSql(input.before, params);
-    out.push(input.beforeUuid ? `(timestamp, uuid) < (${at}, toUUID(${params.string(input.beforeUuid)}))` : `timestamp < ${at}`);
+    out.push(
+      input.beforeUuid
+        ? `(timestamp, uuid) < (${at}, toUUID(${params.string(input.beforeUuid)}))`
+        : `timestamp < ${at}`,
+    );
   }
   if (input.distinctId !== undefined) out.push(`distinct_id = ${params.string(input.distinctId)}`);
   if (input.event !== undefined) out.push(`event = ${params.string(input.event)}`);
   if (input.personDistinctIds !== undefined) {
-    out.push(input.personDistinctIds.length === 0 ? '0' : `distinct_id IN (${input.personDistinctIds.map((d) => params.string(d)).join(', ')})`);
+    out.push(
+      input.personDistinctIds.length === 0
+        ? '0'
+        : `distinct_id IN (${input.personDistinctIds.map((d) => params.string(d)).join(', ')})`,
+    );
   }
   for (const set of input.personIdSets ?? []) {
     const has = `has(${params.strings(set.ids)}, distinct_id)`;
@@ -124,11 +181,17 @@ function conditions(input: ListInput, params: Params): string[] {
 }
 
 /** ORDER BY, and whether the list pages with the timestamp cursor. */
-function ordering(order: OrderItem[], select: CompiledSelect | undefined): { sql: string; paging: Paging } {
+function ordering(
+  order: OrderItem[],
+  select: CompiledSelect | undefined,
+): { sql: string; paging: Paging } {
   const only = order.length === 1 ? order[0]! : undefined;
   if (!select?.aggregate && only?.timestamp) {
     const dir = only.desc ? 'DESC' : 'ASC';
-    return { sql: `timestamp ${dir}, uuid ${dir}`, paging: { kind: 'cursor', descending: only.desc, last: null } };
+    return {
+      sql: `timestamp ${dir}, uuid ${dir}`,
+      paging: { kind: 'cursor', descending: only.desc, last: null },
+    };
   }
   const items = order.map((o) => `${o.sql} ${o.desc ? 'DESC' : 'ASC'}`);
   // a total order, so that offsets never skip or repeat rows
@@ -142,7 +205,8 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   const select = input.select ? compileSelect(input.select, params) : undefined;
   const where = conditions(input, params).join(' AND ');
   let order: OrderItem[];
-  if (input.orderBy && input.orderBy.length > 0) order = compileOrderBy(input.orderBy, params, select);
+  if (input.orderBy && input.orderBy.length > 0)
+    order = compileOrderBy(input.orderBy, params, select);
   else if (select?.aggregate) {
     const first = select.items.findIndex((c) => c.aggregate);
     order = [{ sql: select.items[first]!.sql, desc: true, timestamp: false }];
@@ -151,21 +215,44 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   const page = `LIMIT ${params.number(input.limit + 1)} OFFSET ${params.number(input.offset)}`;
 
   if (!select) {
-    const rows = await run<EventRow[]>(ch, `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`, params, 'JSONEachRow');
+    const rows = await run<EventRow[]>(
+      ch,
+      `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
+      params,
+      'JSONEachRow',
+    );
     const last = rows[input.limit - 1];
-    if (paging.kind === 'cursor' && last) paging.last = { timestamp: formatTimestamp(last._ts), uuid: last._id };
-    return { kind: 'events', rows: rows.slice(0, input.limit), more: rows.length > input.limit, paging };
+    if (paging.kind === 'cursor' && last)
+      paging.last = { timestamp: formatTimestamp(last._ts), uuid: last._id };
+    return {
+      kind: 'events',
+      rows: rows.slice(0, input.limit),
+      more: rows.length > input.limit,
+      paging,
+    };
   }
 
-  const cursorColumns = paging.kind === 'cursor' ? ', toString(timestamp) AS _cursor_ts, toString(uuid) AS _cursor_id' : '';
-  const groupBy = select.aggregate && select.groupBy.length > 0 ? ` GROUP BY ${select.groupBy.join(', ')}` : '';
+  const cursorColumns =
+    paging.kind === 'cursor'
+      ? ', toString(timestamp) AS _cursor_ts, toString(uuid) AS _cursor_id'
+      : '';
+  const groupBy =
+    select.aggregate && select.groupBy.length > 0 ? ` GROUP BY ${select.groupBy.join(', ')}` : '';
   const query = `SELECT ${select.items.map((c, i) => `${c.sql} AS _c${i}`).join(', ')}${cursorColumns} FROM ${table(ch)} WHERE ${where}${groupBy} ORDER BY ${orderSql} ${page}`;
-  const { meta, data } = await run<{ meta: { name: string; type: string }[]; data: unknown[][] }>(ch, query, params, 'JSONCompact');
+  const { meta, data } = await run<{ meta: { name: string; type: string }[]; data: unknown[][] }>(
+    ch,
+    query,
+    params,
+    'JSONCompact',
+  );
   const width = select.items.length;
   const rows = data.slice(0, input.limit);
   const last = rows.at(-1);
   if (paging.kind === 'cursor' && last && rows.length === input.limit) {
-    paging.last = { timestamp: selectValue(last[width], 'DateTime64') as string, uuid: last[width + 1] as string };
+    paging.last = {
+      timestamp: selectValue(last[width], 'DateTime64') as string,
+      uuid: last[width + 1] as string,
+    };
   }
   return {
     kind: 'select',
@@ -177,7 +264,11 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   };
 }
 
-export async function getEvent(ch: ClickHouse, projectId: number, uuid: string): Promise<EventRow | null> {
+export async function getEvent(
+  ch: ClickHouse,
+  projectId: number,
+  uuid: string,
+): Promise<EventRow | null> {
   const params = new Params();
   const rows = await run<EventRow[]>(
     ch,
@@ -194,11 +285,18 @@ export async function getEvent(ch: ClickHouse, projectId: number, uuid: string):
  */
 export async function propertyValues(
   ch: ClickHouse,
-  input: Readonly<{ projectId: number; key: string; value?: string; eventNames?: readonly string[]; limit: number }>,
+  input: Readonly<{
+    projectId: number;
+    key: string;
+    value?: string;
+    eventNames?: readonly string[];
+    limit: number;
+  }>,
 ): Promise<string[]> {
   const params = new Params();
   const inner = [`team_id = ${params.number(input.projectId)}`];
-  if (input.eventNames && input.eventNames.length > 0) inner.push(`event IN (${input.eventNames.map((e) => params.string(e)).join(', ')})`);
+  if (input.eventNames && input.eventNames.length > 0)
+    inner.push(`event IN (${input.eventNames.map((e) => params.string(e)).join(', ')})`);
   const outer = ['isNotNull(_v)'];
   if (input.value) outer.push(`ilike(_v, ${params.string(`%${escapeLike(input.value)}%`)})`);
   const rows = await run<{ _v: string }[]>(

@@ -16,12 +16,20 @@
  * like `-7d`; exact compares to the second).
  */
 import { parseDateParam } from '../shared/dateParam.ts';
+import {
+  compileFilterTree,
+  escapeLike,
+  FilterError,
+  filterNumber,
+  filterText,
+  isRecord,
+  type Operator,
+  operatorOf,
+  requireValue,
+} from '../shared/propertyFilterTree.ts';
 import { compileCondition } from './hogql/hogqlQuery.ts';
 import { HogQLError } from './hogql/hogqlTokenizer.ts';
 import { dateTimeParamSql, type Params, propertySql } from './sqlParams.ts';
-import {
-  type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, isRecord, operatorOf, requireValue,
-} from '../shared/propertyFilterTree.ts';
 
 export { FilterError, OPERATORS } from '../shared/propertyFilterTree.ts';
 
@@ -36,12 +44,32 @@ function eventFilter(f: Record<string, unknown>, path: string, params: Params, n
       throw error;
     }
   }
-  if (type === 'person') throw new FilterError(`${path}: person property filters are resolved in Postgres before the event query (resolvePersonFilters); none may reach it`);
-  if (type !== 'event') throw new FilterError(`${path}: filters of type ${JSON.stringify(type)} are not supported; supported types: event, person, hogql`);
-  return operatorSql(operatorOf(f, path), propertySql([key], params), f.value, `${path}.value`, params, now);
+  if (type === 'person')
+    throw new FilterError(
+      `${path}: person property filters are resolved in Postgres before the event query (resolvePersonFilters); none may reach it`,
+    );
+  if (type !== 'event')
+    throw new FilterError(
+      `${path}: filters of type ${JSON.stringify(type)} are not supported; supported types: event, person, hogql`,
+    );
+  return operatorSql(
+    operatorOf(f, path),
+    propertySql([key], params),
+    f.value,
+    `${path}.value`,
+    params,
+    now,
+  );
 }
 
-function operatorSql(operator: Operator, prop: string, value: unknown, where: string, p: Params, now: Date): string {
+function operatorSql(
+  operator: Operator,
+  prop: string,
+  value: unknown,
+  where: string,
+  p: Params,
+  now: Date,
+): string {
   if (operator !== 'is_set' && operator !== 'is_not_set') requireValue(value, where, operator);
   switch (operator) {
     case 'is_set':
@@ -50,14 +78,20 @@ function operatorSql(operator: Operator, prop: string, value: unknown, where: st
       return `isNull(${prop})`;
     case 'exact':
     case 'is_not': {
-      const values = (Array.isArray(value) ? value : [value]).map((v) => p.string(filterText(v, where)));
+      const values = (Array.isArray(value) ? value : [value]).map((v) =>
+        p.string(filterText(v, where)),
+      );
       if (values.length === 0) throw new FilterError(`${where}: an empty list matches nothing`);
-      return operator === 'exact' ? `ifNull(${prop} IN (${values.join(', ')}), 0)` : `ifNull(${prop} NOT IN (${values.join(', ')}), 1)`;
+      return operator === 'exact'
+        ? `ifNull(${prop} IN (${values.join(', ')}), 0)`
+        : `ifNull(${prop} NOT IN (${values.join(', ')}), 1)`;
     }
     case 'icontains':
     case 'not_icontains': {
       const pattern = p.string(`%${escapeLike(filterText(value, where))}%`);
-      return operator === 'icontains' ? `ifNull(ilike(${prop}, ${pattern}), 0)` : `ifNull(notILike(${prop}, ${pattern}), 1)`;
+      return operator === 'icontains'
+        ? `ifNull(ilike(${prop}, ${pattern}), 0)`
+        : `ifNull(notILike(${prop}, ${pattern}), 1)`;
     }
     case 'regex':
     case 'not_regex': {
@@ -67,24 +101,32 @@ function operatorSql(operator: Operator, prop: string, value: unknown, where: st
       } catch {
         throw new FilterError(`${where}: invalid regular expression`);
       }
-      return operator === 'regex' ? `ifNull(match(${prop}, ${p.string(pattern)}), 0)` : `ifNull(not(match(${prop}, ${p.string(pattern)})), 1)`;
+      return operator === 'regex'
+        ? `ifNull(match(${prop}, ${p.string(pattern)}), 0)`
+        : `ifNull(not(match(${prop}, ${p.string(pattern)})), 1)`;
     }
     case 'gt':
     case 'gte':
     case 'lt':
     case 'lte': {
       const n = filterNumber(value, where, operator);
-      const fn = { gt: 'greater', gte: 'greaterOrEquals', lt: 'less', lte: 'lessOrEquals' }[operator];
+      const fn = { gt: 'greater', gte: 'greaterOrEquals', lt: 'less', lte: 'lessOrEquals' }[
+        operator
+      ];
       return `ifNull(${fn}(toFloat64OrNull(${prop}), ${p.add(n, 'Float64')}), 0)`;
     }
     case 'is_date_before':
     case 'is_date_after':
     case 'is_date_exact': {
       const date = typeof value === 'string' ? parseDateParam(value, now) : null;
-      if (!date) throw new FilterError(`${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`);
+      if (!date)
+        throw new FilterError(
+          `${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`,
+        );
       const left = `parseDateTime64BestEffortOrNull(${prop}, 6, 'UTC')`;
       const right = dateTimeParamSql(date, p);
-      if (operator === 'is_date_exact') return `ifNull(toDateTime(${left}) = toDateTime(${right}), 0)`;
+      if (operator === 'is_date_exact')
+        return `ifNull(toDateTime(${left}) = toDateTime(${right}), 0)`;
       return `ifNull(${operator === 'is_date_before' ? 'less' : 'greater'}(${left}, ${right}), 0)`;
     }
   }
@@ -98,6 +140,11 @@ export function compilePropertyFilters(input: unknown, params: Params, now: Date
   return compileFilterTree(input, {
     leaf: (f, path) => eventFilter(f, path, params, now),
     // an empty group inside the tree holds for every event
-    combine: (op, parts) => (parts.length === 0 ? 'true' : parts.length === 1 ? parts[0]! : `${op === 'AND' ? 'and' : 'or'}(${parts.join(', ')})`),
+    combine: (op, parts) =>
+      parts.length === 0
+        ? 'true'
+        : parts.length === 1
+          ? parts[0]!
+          : `${op === 'AND' ? 'and' : 'or'}(${parts.join(', ')})`,
   });
 }

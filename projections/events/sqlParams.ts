@@ -53,5 +53,5 @@ export function propertySql(keys: readonly string[], params: Params): string {
 }
 
 /** A date-time value given as text, parsed by ClickHouse (microseconds and offsets kept). */
-export const dateTimeParamSql = (text: string, params: Params) => `parseDateTime64BestEffort(${params.string(text)}, 6, 'UTC')`;
-
+export const dateTimeParamSql = (text: string, params: Params) =>
+  `parseDateTime64BestEffort(${params.string(text)}, 6, 'UTC')`;

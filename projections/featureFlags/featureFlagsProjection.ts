@@ -1,13 +1,18 @@
 import { match } from 'ts-pattern';
-import { pgProjection } from '../../src/processing/projection.ts';
 import {
   type FeatureFlagEvent,
   type FlagField,
   featureFlagEventTypes,
   flagFieldNames,
 } from '../../commands/featureFlags/model/featureFlag.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 
-const jsonColumns = new Set<FlagField>(['filters', 'rollback_conditions', 'tags', 'analytics_dashboards']);
+const jsonColumns = new Set<FlagField>([
+  'filters',
+  'rollback_conditions',
+  'tags',
+  'analytics_dashboards',
+]);
 const toColumn = (field: FlagField, value: unknown) =>
   jsonColumns.has(field) ? JSON.stringify(value ?? null) : value;
 
@@ -63,10 +68,23 @@ export const featureFlagsProjection = pgProjection<FeatureFlagEvent>({
             `INSERT INTO feature_flags VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
              ON CONFLICT (id) DO NOTHING`,
             [
-              d.flagId, d.projectId, f.key, f.name, JSON.stringify(f.filters), f.active, d.deleted,
-              f.ensure_experience_continuity, JSON.stringify(f.rollback_conditions ?? null), f.performed_rollback,
-              JSON.stringify(f.tags), JSON.stringify(f.analytics_dashboards), f.has_enriched_analytics,
-              d.createdByUserId, d.createdAt, at, revision,
+              d.flagId,
+              d.projectId,
+              f.key,
+              f.name,
+              JSON.stringify(f.filters),
+              f.active,
+              d.deleted,
+              f.ensure_experience_continuity,
+              JSON.stringify(f.rollback_conditions ?? null),
+              f.performed_rollback,
+              JSON.stringify(f.tags),
+              JSON.stringify(f.analytics_dashboards),
+              f.has_enriched_analytics,
+              d.createdByUserId,
+              d.createdAt,
+              at,
+              revision,
             ],
           );
         })
@@ -75,10 +93,18 @@ export const featureFlagsProjection = pgProjection<FeatureFlagEvent>({
           if (fields.length === 0) return touch(d.flagId, 'id = id', []);
           // Column names come from the fixed field list above, never from input.
           const set = fields.map((f, i) => `${f} = $${i + 4}`).join(', ');
-          return touch(d.flagId, set, fields.map((f) => toColumn(f, d.changes[f])));
+          return touch(
+            d.flagId,
+            set,
+            fields.map((f) => toColumn(f, d.changes[f])),
+          );
         })
-        .with({ type: 'FeatureFlagSoftDeleted' }, ({ data: d }) => touch(d.flagId, 'deleted = true', []))
-        .with({ type: 'FeatureFlagRestored' }, ({ data: d }) => touch(d.flagId, 'deleted = false', []))
+        .with({ type: 'FeatureFlagSoftDeleted' }, ({ data: d }) =>
+          touch(d.flagId, 'deleted = true', []),
+        )
+        .with({ type: 'FeatureFlagRestored' }, ({ data: d }) =>
+          touch(d.flagId, 'deleted = false', []),
+        )
         .with({ type: 'RoleAccessGranted' }, async ({ data: d }) => {
           await tx.query(
             `INSERT INTO feature_flag_role_access VALUES ($1,$2,$3,$4,$4) ON CONFLICT (id) DO NOTHING`,

@@ -21,7 +21,13 @@ export type FlagRow = {
   role_ids: string[];
 };
 
-export type RoleAccessRow = { id: number; flag_id: number; role_id: string; added_at: Date; updated_at: Date };
+export type RoleAccessRow = {
+  id: number;
+  flag_id: number;
+  role_id: string;
+  added_at: Date;
+  updated_at: Date;
+};
 
 /** Ids are Postgres `integer`s: anything outside that range names no row (and must not reach SQL). */
 const isDbInteger = (n: number) => Number.isInteger(n) && n >= -2147483648 && n <= 2147483647;
@@ -41,9 +47,15 @@ export type FeatureFlagsReader = ReturnType<typeof featureFlagsReader>;
 
 export const featureFlagsReader = (pool: pg.Pool) => ({
   /** A page of the project's live flags, newest first. Soft-deleted flags are hidden, as in PostHog. */
-  async list(projectId: number, page: { limit: number; offset: number }): Promise<{ count: number; rows: FlagRow[] }> {
+  async list(
+    projectId: number,
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; rows: FlagRow[] }> {
     const [count, rows] = await Promise.all([
-      pool.query<{ n: string }>('SELECT count(*) AS n FROM feature_flags WHERE project_id = $1 AND NOT deleted', [projectId]),
+      pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM feature_flags WHERE project_id = $1 AND NOT deleted',
+        [projectId],
+      ),
       pool.query<FlagRow>(
         `${flagSelect} WHERE f.project_id = $1 AND NOT f.deleted ORDER BY f.created_at DESC, f.id DESC LIMIT $2 OFFSET $3`,
         [projectId, page.limit, page.offset],
@@ -55,7 +67,10 @@ export const featureFlagsReader = (pool: pg.Pool) => ({
   /** One flag of the project, soft-deleted or not. */
   async get(projectId: number, flagId: number): Promise<FlagRow | undefined> {
     if (!isDbInteger(flagId)) return undefined;
-    const { rows } = await pool.query<FlagRow>(`${flagSelect} WHERE f.project_id = $1 AND f.id = $2`, [projectId, flagId]);
+    const { rows } = await pool.query<FlagRow>(
+      `${flagSelect} WHERE f.project_id = $1 AND f.id = $2`,
+      [projectId, flagId],
+    );
     return rows[0];
   },
 
@@ -69,21 +84,35 @@ export const featureFlagsReader = (pool: pg.Pool) => ({
   },
 
   /** A page of a flag's role access entries, in id order, with their total. */
-  async listRoleAccess(flagId: number, page: { limit: number; offset: number }): Promise<{ count: number; rows: RoleAccessRow[] }> {
+  async listRoleAccess(
+    flagId: number,
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; rows: RoleAccessRow[] }> {
     const { rows } = await pool.query<RoleAccessRow & { total: string }>(
       `SELECT a.*, count(*) OVER () AS total FROM feature_flag_role_access a
         WHERE a.flag_id = $1 ORDER BY a.id LIMIT $2 OFFSET $3`,
       [flagId, page.limit, page.offset],
     );
     // A page past the end has no row to carry the total.
-    const count = rows[0] ? Number(rows[0].total) : Number((await pool.query<{ n: string }>(
-      'SELECT count(*) AS n FROM feature_flag_role_access WHERE flag_id = $1', [flagId])).rows[0]!.n);
+    const count = rows[0]
+      ? Number(rows[0].total)
+      : Number(
+          (
+            await pool.query<{ n: string }>(
+              'SELECT count(*) AS n FROM feature_flag_role_access WHERE flag_id = $1',
+              [flagId],
+            )
+          ).rows[0]!.n,
+        );
     return { count, rows: rows.map(({ total: _total, ...row }) => row) };
   },
 
   async getRoleAccess(flagId: number, id: number): Promise<RoleAccessRow | undefined> {
     if (!isDbInteger(flagId) || !isDbInteger(id)) return undefined;
-    const { rows } = await pool.query<RoleAccessRow>('SELECT * FROM feature_flag_role_access WHERE flag_id = $1 AND id = $2', [flagId, id]);
+    const { rows } = await pool.query<RoleAccessRow>(
+      'SELECT * FROM feature_flag_role_access WHERE flag_id = $1 AND id = $2',
+      [flagId, id],
+    );
     return rows[0];
   },
 

@@ -1,5 +1,5 @@
-import { pgProjection } from '../../src/processing/projection.ts';
 import type { IngestionWarningRecorded } from '../../commands/capture/model/eventCaptured.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 
 /** Why events were not ingested (or were changed on the way in), for GET ingestion_warnings/. */
 export const ingestionWarningsProjection = pgProjection<IngestionWarningRecorded>({

@@ -14,7 +14,8 @@ export const groupTypesLookup =
   async (projectIds, upToPosition) => {
     for (let attempt = 0; ; attempt++) {
       if ((await readCheckpoint(pool, checkpointId(personsProjection))) >= upToPosition) break;
-      if (attempt >= 100) throw new Error('waiting for the persons projection to assign group types');
+      if (attempt >= 100)
+        throw new Error('waiting for the persons projection to assign group types');
       await new Promise((r) => setTimeout(r, 20));
     }
     return personsReader(pool).groupTypeIndexes(projectIds);

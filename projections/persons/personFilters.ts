@@ -22,7 +22,14 @@
 import { isUuid } from '../../src/core/uuid.ts';
 import { parseDateParam } from '../shared/dateParam.ts';
 import {
-  type Operator, FilterError, compileFilterTree, escapeLike, filterNumber, filterText, operatorOf, requireValue,
+  compileFilterTree,
+  escapeLike,
+  FilterError,
+  filterNumber,
+  filterText,
+  type Operator,
+  operatorOf,
+  requireValue,
 } from '../shared/propertyFilterTree.ts';
 
 /** Positional bind parameters for one statement. */
@@ -49,22 +56,57 @@ const dateSql = (t: string) =>
 function dateValue(value: unknown, now: Date): string | null {
   const parsed = typeof value === 'string' ? parseDateParam(value, now) : null;
   if (!parsed) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(parsed);
+  const m =
+    /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(
+      parsed,
+    );
   if (!m) return null;
-  const offset = !m[3] || m[3] === 'Z' ? 'Z' : m[3].length === 3 ? `${m[3]}:00` : m[3].includes(':') ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
-  const at = new Date(`${m[1]}T${m[2] ?? '00:00'}${m[2] && m[2].length === 5 ? ':00' : ''}${offset}`);
+  const offset =
+    !m[3] || m[3] === 'Z'
+      ? 'Z'
+      : m[3].length === 3
+        ? `${m[3]}:00`
+        : m[3].includes(':')
+          ? m[3]
+          : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
+  const at = new Date(
+    `${m[1]}T${m[2] ?? '00:00'}${m[2] && m[2].length === 5 ? ':00' : ''}${offset}`,
+  );
   return Number.isNaN(at.getTime()) ? null : at.toISOString();
 }
 
 export type CompiledFilters = { sql: string; regexes: string[] };
 
-function personFilter(f: Record<string, unknown>, path: string, column: string, p: PgParams, now: Date, regexes: string[]): string | null {
+function personFilter(
+  f: Record<string, unknown>,
+  path: string,
+  column: string,
+  p: PgParams,
+  now: Date,
+  regexes: string[],
+): string | null {
   if (f.type !== undefined && f.type !== null && f.type !== 'person') return null;
   const operator = operatorOf(f, path);
-  return operatorSql(operator, `(${column} ->> ${p.add(f.key, 'text')})`, f.value, `${path}.value`, p, now, regexes);
+  return operatorSql(
+    operator,
+    `(${column} ->> ${p.add(f.key, 'text')})`,
+    f.value,
+    `${path}.value`,
+    p,
+    now,
+    regexes,
+  );
 }
 
-function operatorSql(operator: Operator, prop: string, value: unknown, where: string, p: PgParams, now: Date, regexes: string[]): string {
+function operatorSql(
+  operator: Operator,
+  prop: string,
+  value: unknown,
+  where: string,
+  p: PgParams,
+  now: Date,
+  regexes: string[],
+): string {
   if (operator !== 'is_set' && operator !== 'is_not_set') requireValue(value, where, operator);
   switch (operator) {
     case 'is_set':
@@ -76,19 +118,25 @@ function operatorSql(operator: Operator, prop: string, value: unknown, where: st
       const values = (Array.isArray(value) ? value : [value]).map((v) => filterText(v, where));
       if (values.length === 0) throw new FilterError(`${where}: an empty list matches nothing`);
       const list = p.add(values, 'text[]');
-      return operator === 'exact' ? `COALESCE(${prop} = ANY(${list}), false)` : `COALESCE(${prop} <> ALL(${list}), true)`;
+      return operator === 'exact'
+        ? `COALESCE(${prop} = ANY(${list}), false)`
+        : `COALESCE(${prop} <> ALL(${list}), true)`;
     }
     case 'icontains':
     case 'not_icontains': {
       const pattern = p.add(`%${escapeLike(filterText(value, where))}%`, 'text');
-      return operator === 'icontains' ? `COALESCE(${prop} ILIKE ${pattern}, false)` : `COALESCE(${prop} NOT ILIKE ${pattern}, true)`;
+      return operator === 'icontains'
+        ? `COALESCE(${prop} ILIKE ${pattern}, false)`
+        : `COALESCE(${prop} NOT ILIKE ${pattern}, true)`;
     }
     case 'regex':
     case 'not_regex': {
       const pattern = filterText(value, where);
       regexes.push(pattern);
       const param = p.add(pattern, 'text');
-      return operator === 'regex' ? `COALESCE(${prop} ~ ${param}, false)` : `COALESCE(${prop} !~ ${param}, true)`;
+      return operator === 'regex'
+        ? `COALESCE(${prop} ~ ${param}, false)`
+        : `COALESCE(${prop} !~ ${param}, true)`;
     }
     case 'gt':
     case 'gte':
@@ -102,9 +150,13 @@ function operatorSql(operator: Operator, prop: string, value: unknown, where: st
     case 'is_date_after':
     case 'is_date_exact': {
       const date = dateValue(value, now);
-      if (!date) throw new FilterError(`${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`);
+      if (!date)
+        throw new FilterError(
+          `${where}: ${operator} needs an ISO 8601 date or a relative date like -7d`,
+        );
       const right = p.add(date, 'timestamptz');
-      if (operator === 'is_date_exact') return `COALESCE(date_trunc('second', ${dateSql(prop)}) = date_trunc('second', ${right}), false)`;
+      if (operator === 'is_date_exact')
+        return `COALESCE(date_trunc('second', ${dateSql(prop)}) = date_trunc('second', ${right}), false)`;
       return `COALESCE(${dateSql(prop)} ${operator === 'is_date_before' ? '<' : '>'} ${right}, false)`;
     }
   }
@@ -114,13 +166,23 @@ function operatorSql(operator: Operator, prop: string, value: unknown, where: st
  * The filters as one SQL condition over `column` (a jsonb expression), or null when nothing restricts.
  * `regexes` lists the patterns used, for the caller to check before running the statement.
  */
-export function compilePersonFilters(input: unknown, params: PgParams, now: Date, column = 'p.properties'): CompiledFilters | null {
+export function compilePersonFilters(
+  input: unknown,
+  params: PgParams,
+  now: Date,
+  column = 'p.properties',
+): CompiledFilters | null {
   if (input === null || input === undefined) return null;
   const regexes: string[] = [];
   const sql = compileFilterTree(input, {
     leaf: (f, path) => personFilter(f, path, column, params, now, regexes),
     // null: nothing in the group restricts persons (an empty group, or only non-person filters)
-    combine: (op, parts) => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : `(${parts.join(op === 'AND' ? ' AND ' : ' OR ')})`),
+    combine: (op, parts) =>
+      parts.length === 0
+        ? null
+        : parts.length === 1
+          ? parts[0]!
+          : `(${parts.join(op === 'AND' ? ' AND ' : ' OR ')})`,
   });
   return sql === null ? null : { sql, regexes };
 }
@@ -150,15 +212,21 @@ const distinctIdOwner = (params: PgParams, projectParam: string, distinctId: str
 export function personWhere(input: PersonListInput): PersonWhere {
   const params = new PgParams();
   const project = params.add(input.projectId, 'int');
-  const parts = [`p.project_id = ${project}`, `p.created_at <= ${params.add(input.now.toISOString(), 'timestamptz')} + interval '1 day'`];
-  if (input.distinctId !== undefined) parts.push(distinctIdOwner(params, project, input.distinctId));
-  if (input.email !== undefined) parts.push(`(p.properties ->> 'email') = ${params.add(input.email, 'text')}`);
+  const parts = [
+    `p.project_id = ${project}`,
+    `p.created_at <= ${params.add(input.now.toISOString(), 'timestamptz')} + interval '1 day'`,
+  ];
+  if (input.distinctId !== undefined)
+    parts.push(distinctIdOwner(params, project, input.distinctId));
+  if (input.email !== undefined)
+    parts.push(`(p.properties ->> 'email') = ${params.add(input.email, 'text')}`);
   if (input.search !== undefined && input.search !== '') {
     const any = [
       `COALESCE((p.properties ->> 'email') ILIKE ${params.add(`%${escapeLike(input.search)}%`, 'text')}, false)`,
       distinctIdOwner(params, project, input.search),
     ];
-    if (isUuid(input.search)) any.push(`p.uuid = ${params.add(input.search.toLowerCase(), 'uuid')}`);
+    if (isUuid(input.search))
+      any.push(`p.uuid = ${params.add(input.search.toLowerCase(), 'uuid')}`);
     parts.push(`(${any.join(' OR ')})`);
   }
   const filters = compilePersonFilters(input.properties, params, input.now);

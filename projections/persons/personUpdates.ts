@@ -29,10 +29,12 @@ export function applyPersonUpdate(current: Properties, update: PersonUpdate): Pr
     next ??= { ...current };
     next[key] = value;
   };
-  for (const [key, value] of Object.entries(update.setOnce)) if (!(key in current) && !(next && key in next)) write(key, value);
+  for (const [key, value] of Object.entries(update.setOnce))
+    if (!(key in current) && !(next && key in next)) write(key, value);
   for (const [key, value] of Object.entries(update.set)) {
     const before = next ? next[key] : current[key];
-    if (!(key in (next ?? current)) || before !== value || typeof value === 'object') write(key, value);
+    if (!(key in (next ?? current)) || before !== value || typeof value === 'object')
+      write(key, value);
   }
   for (const key of update.unset) {
     if (key in (next ?? current)) {
@@ -44,12 +46,33 @@ export function applyPersonUpdate(current: Properties, update: PersonUpdate): Pr
 }
 
 /** Ids PostHog refuses to merge on (capture.md §2.3): they would glue unrelated users together. */
-const ILLEGAL_CASE_INSENSITIVE = new Set(['anonymous', 'guest', 'distinctid', 'distinct_id', 'id', 'not_authenticated', 'email', 'undefined', 'true', 'false']);
-const ILLEGAL_CASE_SENSITIVE = new Set(['[object Object]', 'NaN', 'None', 'none', 'null', '0', 'undefined']);
+const ILLEGAL_CASE_INSENSITIVE = new Set([
+  'anonymous',
+  'guest',
+  'distinctid',
+  'distinct_id',
+  'id',
+  'not_authenticated',
+  'email',
+  'undefined',
+  'true',
+  'false',
+]);
+const ILLEGAL_CASE_SENSITIVE = new Set([
+  '[object Object]',
+  'NaN',
+  'None',
+  'none',
+  'null',
+  '0',
+  'undefined',
+]);
 
 export function isDistinctIdIllegal(id: string): boolean {
   const trimmed = id.trim();
   if (trimmed === '') return true;
   const unquoted = /^(['"])(.*)\1$/.exec(trimmed)?.[2] ?? trimmed;
-  return ILLEGAL_CASE_INSENSITIVE.has(unquoted.toLowerCase()) || ILLEGAL_CASE_SENSITIVE.has(unquoted);
+  return (
+    ILLEGAL_CASE_INSENSITIVE.has(unquoted.toLowerCase()) || ILLEGAL_CASE_SENSITIVE.has(unquoted)
+  );
 }

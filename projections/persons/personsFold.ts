@@ -1,15 +1,24 @@
+import type {
+  EventCaptured,
+  EventCapturedData,
+} from '../../commands/capture/model/eventCaptured.ts';
+import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { EventCaptured, EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
-import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
-import { type Properties, applyPersonUpdate, isDistinctIdIllegal, personUpdateOf } from './personUpdates.ts';
+import {
+  applyPersonUpdate,
+  isDistinctIdIllegal,
+  type Properties,
+  personUpdateOf,
+} from './personUpdates.ts';
 
 /** What the fold reads: captured events and person management events (the projection's filter). */
 export type PersonsFoldEvent = EventCaptured | PersonEvent;
 
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
 /** PostHog's person UUID for a distinct id, so ids agree with PostHog's clients and exports. */
-export const personUuidFor = (projectId: number, distinctId: string) => uuidv5(`${projectId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+export const personUuidFor = (projectId: number, distinctId: string) =>
+  uuidv5(`${projectId}:${distinctId}`, PERSON_UUID_NAMESPACE);
 
 export type PersonRow = {
   id: number;
@@ -21,8 +30,21 @@ export type PersonRow = {
   version: number;
   distinctIds: string[];
 };
-export type GroupRow = { projectId: number; groupTypeIndex: number; groupKey: string; properties: Properties; createdAt: string; version: number };
-export type PersonWarning = { projectId: number; type: string; eventUuid: string | null; details: Properties; at: string };
+export type GroupRow = {
+  projectId: number;
+  groupTypeIndex: number;
+  groupKey: string;
+  properties: Properties;
+  createdAt: string;
+  version: number;
+};
+export type PersonWarning = {
+  projectId: number;
+  type: string;
+  eventUuid: string | null;
+  details: Properties;
+  at: string;
+};
 
 /**
  * The part of the persons and groups read model a batch touches, loaded before the batch and
@@ -54,27 +76,44 @@ export type WorkingSet = {
 };
 
 export const mappingKey = (projectId: number, distinctId: string) => `${projectId}|${distinctId}`;
-export const groupKeyOf = (projectId: number, index: number, key: string) => `${projectId}|${index}|${key}`;
+export const groupKeyOf = (projectId: number, index: number, key: string) =>
+  `${projectId}|${index}|${key}`;
 export const MAX_GROUP_TYPES = 5;
 
 const str = (v: unknown): string | undefined =>
   v === undefined || v === null ? undefined : typeof v === 'string' ? v : JSON.stringify(v);
 
 /** Distinct ids and groups an event needs loaded. */
-export function keysOf(event: RecordedEvent): { distinctIds: [number, string][]; groups: [number, string, string][] } {
+export function keysOf(event: RecordedEvent): {
+  distinctIds: [number, string][];
+  groups: [number, string, string][];
+} {
   if (event.type === 'EventCaptured') {
     const d = event.data as EventCapturedData;
     const p = d.properties;
     const ids: [number, string][] = [[d.projectId, d.distinctId]];
     // both: an event may carry either, and the merge rules read the one its name calls for
-    for (const other of [str(p.$anon_distinct_id), str(p.alias)]) if (other) ids.push([d.projectId, other]);
+    for (const other of [str(p.$anon_distinct_id), str(p.alias)])
+      if (other) ids.push([d.projectId, other]);
     const groups: [number, string, string][] = [];
-    if (d.event === '$groupidentify' && str(p.$group_type) && str(p.$group_key) !== undefined) groups.push([d.projectId, str(p.$group_type)!, str(p.$group_key)!]);
+    if (d.event === '$groupidentify' && str(p.$group_type) && str(p.$group_key) !== undefined)
+      groups.push([d.projectId, str(p.$group_type)!, str(p.$group_key)!]);
     return { distinctIds: ids, groups };
   }
   const d = (event as RecordedEvent<PersonEvent>).data;
-  const extra = event.type === 'PersonSplit' ? (d as { splitDistinctIds: string[]; keepDistinctId: string }).splitDistinctIds.concat((d as { keepDistinctId: string }).keepDistinctId) : [];
-  return { distinctIds: [[d.projectId, d.distinctId], ...extra.map((x): [number, string] => [d.projectId, x])], groups: [] };
+  const extra =
+    event.type === 'PersonSplit'
+      ? (d as { splitDistinctIds: string[]; keepDistinctId: string }).splitDistinctIds.concat(
+          (d as { keepDistinctId: string }).keepDistinctId,
+        )
+      : [];
+  return {
+    distinctIds: [
+      [d.projectId, d.distinctId],
+      ...extra.map((x): [number, string] => [d.projectId, x]),
+    ],
+    groups: [],
+  };
 }
 
 const personOf = (ws: WorkingSet, projectId: number, distinctId: string): PersonRow | undefined => {
@@ -92,8 +131,18 @@ function attach(ws: WorkingSet, person: PersonRow, distinctId: string): void {
   ws.dirtyPersons.add(person.id);
 }
 
-function createPerson(ws: WorkingSet, projectId: number, uuid: string, distinctIds: string[], properties: Properties, createdAt: string, isIdentified: boolean): PersonRow {
-  const taken = [...ws.persons.values()].some((p) => p.uuid === uuid && p.projectId === projectId && !ws.deletedPersons.has(p.id));
+function createPerson(
+  ws: WorkingSet,
+  projectId: number,
+  uuid: string,
+  distinctIds: string[],
+  properties: Properties,
+  createdAt: string,
+  isIdentified: boolean,
+): PersonRow {
+  const taken = [...ws.persons.values()].some(
+    (p) => p.uuid === uuid && p.projectId === projectId && !ws.deletedPersons.has(p.id),
+  );
   const person: PersonRow = {
     id: ws.nextPersonId++,
     uuid: taken ? uuidv5(`${uuid}:${ws.nextPersonId}`, PERSON_UUID_NAMESPACE) : uuid,
@@ -131,15 +180,25 @@ function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous:
   const intoId = d.distinctId;
   if (otherId === intoId) return;
   if (isDistinctIdIllegal(otherId) || isDistinctIdIllegal(intoId)) {
-    return warn(ws, d, 'cannot_merge_with_illegal_distinct_id', { illegalDistinctId: isDistinctIdIllegal(otherId) ? otherId : intoId, otherDistinctId: otherId });
+    return warn(ws, d, 'cannot_merge_with_illegal_distinct_id', {
+      illegalDistinctId: isDistinctIdIllegal(otherId) ? otherId : intoId,
+      otherDistinctId: otherId,
+    });
   }
   const into = personOf(ws, d.projectId, intoId);
   const other = personOf(ws, d.projectId, otherId);
   const update = personUpdateOf(d.properties);
   let target: PersonRow;
   if (!into && !other) {
-    target = createPerson(ws, d.projectId, personUuidFor(d.projectId, intoId), [intoId, otherId],
-      { ...update.setOnce, ...update.set, $creator_event_uuid: d.uuid }, d.timestamp, true);
+    target = createPerson(
+      ws,
+      d.projectId,
+      personUuidFor(d.projectId, intoId),
+      [intoId, otherId],
+      { ...update.setOnce, ...update.set, $creator_event_uuid: d.uuid },
+      d.timestamp,
+      true,
+    );
   } else if (into && !other) {
     target = into;
     attach(ws, into, otherId);
@@ -149,7 +208,10 @@ function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous:
   } else if (into!.id === other!.id) {
     target = into!;
   } else if (other!.isIdentified && !dangerous) {
-    warn(ws, d, 'cannot_merge_already_identified', { sourcePersonDistinctId: otherId, targetPersonDistinctId: intoId });
+    warn(ws, d, 'cannot_merge_already_identified', {
+      sourcePersonDistinctId: otherId,
+      targetPersonDistinctId: intoId,
+    });
     target = into!;
   } else {
     target = into!;
@@ -177,7 +239,14 @@ function upsertGroup(ws: WorkingSet, d: EventCapturedData): void {
   const set = (d.properties.$group_set ?? {}) as Properties;
   const current = ws.groups.get(k);
   if (!current) {
-    ws.groups.set(k, { projectId: d.projectId, groupTypeIndex: index, groupKey: key, properties: { ...set }, createdAt: d.timestamp, version: 0 });
+    ws.groups.set(k, {
+      projectId: d.projectId,
+      groupTypeIndex: index,
+      groupKey: key,
+      properties: { ...set },
+      createdAt: d.timestamp,
+      version: 0,
+    });
   } else {
     const next = applyPersonUpdate(current.properties, { set, setOnce: {}, unset: [] });
     if (next === current.properties) return;
@@ -209,14 +278,25 @@ function applyCaptured(ws: WorkingSet, d: EventCapturedData): void {
     for (const type of Object.keys(groups)) groupTypeIndex(ws, d.projectId, type);
   }
   if (d.event === '$groupidentify') return upsertGroup(ws, d);
-  if (d.event === '$identify' && p.$anon_distinct_id !== undefined && str(p.$anon_distinct_id)) merge(ws, d, str(p.$anon_distinct_id)!, false);
-  if ((d.event === '$create_alias' || d.event === '$merge_dangerously') && str(p.alias)) merge(ws, d, str(p.alias)!, d.event === '$merge_dangerously');
+  if (d.event === '$identify' && p.$anon_distinct_id !== undefined && str(p.$anon_distinct_id))
+    merge(ws, d, str(p.$anon_distinct_id)!, false);
+  if ((d.event === '$create_alias' || d.event === '$merge_dangerously') && str(p.alias))
+    merge(ws, d, str(p.alias)!, d.event === '$merge_dangerously');
 
   const update = personUpdateOf(p);
   const person = personOf(ws, d.projectId, d.distinctId);
   if (!person) {
-    createPerson(ws, d.projectId, personUuidFor(d.projectId, d.distinctId), [d.distinctId],
-      NEVER_UPDATE_PERSONS.has(d.event) ? {} : { ...update.setOnce, ...update.set, $creator_event_uuid: d.uuid }, d.timestamp, false);
+    createPerson(
+      ws,
+      d.projectId,
+      personUuidFor(d.projectId, d.distinctId),
+      [d.distinctId],
+      NEVER_UPDATE_PERSONS.has(d.event)
+        ? {}
+        : { ...update.setOnce, ...update.set, $creator_event_uuid: d.uuid },
+      d.timestamp,
+      false,
+    );
     return;
   }
   if (NEVER_UPDATE_PERSONS.has(d.event)) return;
@@ -240,14 +320,30 @@ function applyPersonEvent(ws: WorkingSet, event: PersonEvent): void {
   };
   switch (event.type) {
     case 'PersonPropertiesUpdated':
-      return touch(applyPersonUpdate(person.properties, { set: event.data.set, setOnce: {}, unset: [] }));
+      return touch(
+        applyPersonUpdate(person.properties, { set: event.data.set, setOnce: {}, unset: [] }),
+      );
     case 'PersonPropertyDeleted':
-      return touch(applyPersonUpdate(person.properties, { set: {}, setOnce: {}, unset: [event.data.key] }));
+      return touch(
+        applyPersonUpdate(person.properties, { set: {}, setOnce: {}, unset: [event.data.key] }),
+      );
     case 'PersonSplit': {
       for (const id of event.data.splitDistinctIds) {
-        if (id === event.data.keepDistinctId || ws.mapping.get(mappingKey(d.projectId, id)) !== person.id) continue;
+        if (
+          id === event.data.keepDistinctId ||
+          ws.mapping.get(mappingKey(d.projectId, id)) !== person.id
+        )
+          continue;
         person.distinctIds = person.distinctIds.filter((x) => x !== id);
-        const fresh = createPerson(ws, d.projectId, personUuidFor(d.projectId, id), [id], {}, person.createdAt, false);
+        const fresh = createPerson(
+          ws,
+          d.projectId,
+          personUuidFor(d.projectId, id),
+          [id],
+          {},
+          person.createdAt,
+          false,
+        );
         fresh.version = person.version + 1;
       }
       if (event.data.wipeProperties) person.properties = {};

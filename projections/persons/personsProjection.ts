@@ -1,11 +1,20 @@
 import type pg from 'pg';
-import type { RecordedEvent } from '../../src/core/event.ts';
-import { pgProjection } from '../../src/processing/projection.ts';
-import { uuidv5 } from '../../src/core/uuidv5.ts';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import { uuidv5 } from '../../src/core/uuidv5.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
 import {
-  type GroupRow, type PersonRow, type PersonsFoldEvent, type WorkingSet, PERSON_UUID_NAMESPACE,
-  applyToWorkingSet, emptyWorkingSet, groupKeyOf, keysOf, mappingKey, personUuidFor,
+  applyToWorkingSet,
+  emptyWorkingSet,
+  type GroupRow,
+  groupKeyOf,
+  keysOf,
+  mappingKey,
+  PERSON_UUID_NAMESPACE,
+  type PersonRow,
+  type PersonsFoldEvent,
+  personUuidFor,
+  type WorkingSet,
 } from './personsFold.ts';
 
 const schema = `
@@ -30,7 +39,9 @@ const schema = `
 `;
 
 async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet> {
-  const { rows: counters } = await tx.query<{ name: string; value: string }>('SELECT name, value FROM persons_counters');
+  const { rows: counters } = await tx.query<{ name: string; value: string }>(
+    'SELECT name, value FROM persons_counters',
+  );
   const counter = (n: string, d: number) => Number(counters.find((c) => c.name === n)?.value ?? d);
   const ws = emptyWorkingSet(counter('person_id', 1), counter('ord', 1));
 
@@ -43,15 +54,30 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
   }
   const pairs = [...ids.values()];
   for (const key of ids.keys()) ws.mapping.set(key, null);
-  const { rows: mapped } = await tx.query<{ project_id: number; distinct_id: string; person_id: number }>(
+  const { rows: mapped } = await tx.query<{
+    project_id: number;
+    distinct_id: string;
+    person_id: number;
+  }>(
     `SELECT m.project_id, m.distinct_id, m.person_id FROM person_distinct_ids m
        JOIN unnest($1::int[], $2::text[]) AS k(p, d) ON m.project_id = k.p AND m.distinct_id = k.d`,
     [pairs.map((x) => x[0]), pairs.map((x) => x[1])],
   );
   const personIds = [...new Set(mapped.map((m) => m.person_id))];
-  type Loaded = { id: number; project_id: number; uuid: string; properties: Record<string, unknown>; is_identified: boolean; created_at: Date; version: number; distinct_ids: string[] };
+  type Loaded = {
+    id: number;
+    project_id: number;
+    uuid: string;
+    properties: Record<string, unknown>;
+    is_identified: boolean;
+    created_at: Date;
+    version: number;
+    distinct_ids: string[];
+  };
   const withIds = `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids FROM persons p`;
-  const { rows: persons } = await tx.query<Loaded>(`${withIds} WHERE p.id = ANY($1::int[])`, [personIds]);
+  const { rows: persons } = await tx.query<Loaded>(`${withIds} WHERE p.id = ANY($1::int[])`, [
+    personIds,
+  ]);
   // Persons holding the uuid a new person of one of these ids would get (it can outlive its
   // creating id: split, then that id's new person deleted): createPerson must see them to pick
   // another uuid, whatever else the batch happens to hold.
@@ -61,27 +87,51 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
   );
   for (const p of [...persons, ...uuidHolders]) {
     if (ws.persons.has(p.id)) continue;
-    const row: PersonRow = { id: p.id, uuid: p.uuid, projectId: p.project_id, properties: p.properties, isIdentified: p.is_identified, createdAt: p.created_at.toISOString(), version: p.version, distinctIds: p.distinct_ids ?? [] };
+    const row: PersonRow = {
+      id: p.id,
+      uuid: p.uuid,
+      projectId: p.project_id,
+      properties: p.properties,
+      isIdentified: p.is_identified,
+      createdAt: p.created_at.toISOString(),
+      version: p.version,
+      distinctIds: p.distinct_ids ?? [],
+    };
     ws.persons.set(p.id, row);
     for (const d of row.distinctIds) ws.mapping.set(mappingKey(row.projectId, d), row.id);
   }
   const projects = [...new Set(pairs.map((x) => x[0]).concat(groupKeys.map((g) => g[0])))];
-  const { rows: types } = await tx.query<{ project_id: number; group_type: string; group_type_index: number }>(
-    'SELECT * FROM group_type_mapping WHERE project_id = ANY($1::int[])', [projects]);
+  const { rows: types } = await tx.query<{
+    project_id: number;
+    group_type: string;
+    group_type_index: number;
+  }>('SELECT * FROM group_type_mapping WHERE project_id = ANY($1::int[])', [projects]);
   for (const t of types) {
     const m = ws.groupTypes.get(t.project_id) ?? new Map<string, number>();
     m.set(t.group_type, t.group_type_index);
     ws.groupTypes.set(t.project_id, m);
   }
   if (groupKeys.length > 0) {
-    const { rows: groups } = await tx.query<{ project_id: number; group_type_index: number; group_key: string; properties: Record<string, unknown>; created_at: Date; version: number }>(
+    const { rows: groups } = await tx.query<{
+      project_id: number;
+      group_type_index: number;
+      group_key: string;
+      properties: Record<string, unknown>;
+      created_at: Date;
+      version: number;
+    }>(
       `SELECT g.* FROM groups g JOIN group_type_mapping t ON t.project_id = g.project_id AND t.group_type_index = g.group_type_index
          JOIN unnest($1::int[], $2::text[], $3::text[]) AS k(p, t, key) ON g.project_id = k.p AND t.group_type = k.t AND g.group_key = k.key`,
       [groupKeys.map((g) => g[0]), groupKeys.map((g) => g[1]), groupKeys.map((g) => g[2])],
     );
     for (const g of groups) {
       ws.groups.set(groupKeyOf(g.project_id, g.group_type_index, g.group_key), {
-        projectId: g.project_id, groupTypeIndex: g.group_type_index, groupKey: g.group_key, properties: g.properties, createdAt: g.created_at.toISOString(), version: g.version,
+        projectId: g.project_id,
+        groupTypeIndex: g.group_type_index,
+        groupKey: g.group_key,
+        properties: g.properties,
+        createdAt: g.created_at.toISOString(),
+        version: g.version,
       });
     }
   }
@@ -89,8 +139,11 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
 }
 
 async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
-  if (ws.deletedPersons.size > 0) await tx.query('DELETE FROM persons WHERE id = ANY($1::int[])', [[...ws.deletedPersons]]);
-  const persons = [...ws.dirtyPersons].map((id) => ws.persons.get(id)).filter((p): p is PersonRow => p !== undefined);
+  if (ws.deletedPersons.size > 0)
+    await tx.query('DELETE FROM persons WHERE id = ANY($1::int[])', [[...ws.deletedPersons]]);
+  const persons = [...ws.dirtyPersons]
+    .map((id) => ws.persons.get(id))
+    .filter((p): p is PersonRow => p !== undefined);
   if (persons.length > 0) {
     await tx.query(
       `INSERT INTO persons (id, project_id, uuid, properties, is_identified, created_at, version)
@@ -98,7 +151,19 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
          FROM json_to_recordset($1::json) AS x(id int, project_id int, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version int)
        ON CONFLICT (id) DO UPDATE SET properties = EXCLUDED.properties, is_identified = EXCLUDED.is_identified,
          created_at = EXCLUDED.created_at, version = EXCLUDED.version`,
-      [JSON.stringify(persons.map((p) => ({ id: p.id, project_id: p.projectId, uuid: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, version: p.version })))],
+      [
+        JSON.stringify(
+          persons.map((p) => ({
+            id: p.id,
+            project_id: p.projectId,
+            uuid: p.uuid,
+            properties: p.properties,
+            is_identified: p.isIdentified,
+            created_at: p.createdAt,
+            version: p.version,
+          })),
+        ),
+      ],
     );
   }
   const removed: [number, string][] = [];
@@ -111,7 +176,8 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
     if (personId === null || personId === undefined) removed.push([projectId, distinctId]);
     else {
       const ord = ws.mappingOrds.get(key);
-      if (ord === undefined) throw new Error(`persons projection: mapping ${key} was attached without an order stamp`);
+      if (ord === undefined)
+        throw new Error(`persons projection: mapping ${key} was attached without an order stamp`);
       upserts.push({ p: projectId, d: distinctId, person: personId, ord });
     }
   }
@@ -130,20 +196,46 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
     );
   }
   for (const t of ws.newGroupTypes) {
-    await tx.query('INSERT INTO group_type_mapping VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [t.projectId, t.groupType, t.index]);
+    await tx.query('INSERT INTO group_type_mapping VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+      t.projectId,
+      t.groupType,
+      t.index,
+    ]);
   }
   const groups = [...ws.dirtyGroups].map((k) => ws.groups.get(k)).filter((g): g is GroupRow => !!g);
   if (groups.length > 0) {
     await tx.query(
       `INSERT INTO groups SELECT * FROM json_to_recordset($1::json) AS x(project_id int, group_type_index int, group_key text, properties jsonb, created_at timestamptz, version int)
        ON CONFLICT (project_id, group_type_index, group_key) DO UPDATE SET properties = EXCLUDED.properties, version = EXCLUDED.version`,
-      [JSON.stringify(groups.map((g) => ({ project_id: g.projectId, group_type_index: g.groupTypeIndex, group_key: g.groupKey, properties: g.properties, created_at: g.createdAt, version: g.version })))],
+      [
+        JSON.stringify(
+          groups.map((g) => ({
+            project_id: g.projectId,
+            group_type_index: g.groupTypeIndex,
+            group_key: g.groupKey,
+            properties: g.properties,
+            created_at: g.createdAt,
+            version: g.version,
+          })),
+        ),
+      ],
     );
   }
   if (ws.warnings.length > 0) {
     await tx.query(
       `INSERT INTO person_ingestion_warnings SELECT * FROM json_to_recordset($1::json) AS x(id uuid, project_id int, type text, event_uuid text, details jsonb, at timestamptz) ON CONFLICT DO NOTHING`,
-      [JSON.stringify(ws.warnings.map((w) => ({ id: uuidv5(`${w.projectId}:${w.eventUuid}:${w.type}`, PERSON_UUID_NAMESPACE), project_id: w.projectId, type: w.type, event_uuid: w.eventUuid, details: w.details, at: w.at })))],
+      [
+        JSON.stringify(
+          ws.warnings.map((w) => ({
+            id: uuidv5(`${w.projectId}:${w.eventUuid}:${w.type}`, PERSON_UUID_NAMESPACE),
+            project_id: w.projectId,
+            type: w.type,
+            event_uuid: w.eventUuid,
+            details: w.details,
+            at: w.at,
+          })),
+        ),
+      ],
     );
   }
   await tx.query(
@@ -159,7 +251,14 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
 export const personsProjection = pgProjection<PersonsFoldEvent>({
   name: 'persons',
   version: 1,
-  tables: ['persons', 'person_distinct_ids', 'group_type_mapping', 'groups', 'person_ingestion_warnings', 'persons_counters'],
+  tables: [
+    'persons',
+    'person_distinct_ids',
+    'group_type_mapping',
+    'groups',
+    'person_ingestion_warnings',
+    'persons_counters',
+  ],
   filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
   // Each batch loads the persons it touches: larger batches share more of those loads.
   batchSize: 2000,

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { isStorable, type PersonRef } from '../../commands/persons/model/personRef.ts';
 import type { PersonRecord } from '../../commands/persons/model/personView.ts';
-import { FilterError, escapeLike } from '../shared/propertyFilterTree.ts';
-import { type PersonWhere, PgParams, compilePersonFilters } from './personFilters.ts';
+import { escapeLike, FilterError } from '../shared/propertyFilterTree.ts';
+import { compilePersonFilters, type PersonWhere, PgParams } from './personFilters.ts';
 
 /**
  * The only reader of the persons read model's tables (`persons`, `person_distinct_ids`,
@@ -43,14 +43,22 @@ async function checkRegexes(db: Queryable, regexes: readonly string[]): Promise<
     try {
       await db.query(`SELECT '' ~ $1::text AS ok`, [pattern]);
     } catch (error) {
-      if ((error as { code?: string }).code === '2201B') throw new FilterError(`properties: invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}`);
+      if ((error as { code?: string }).code === '2201B')
+        throw new FilterError(
+          `properties: invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}`,
+        );
       throw error;
     }
   }
 }
 
 /** One page of the list, newest created_at first, then id descending. */
-async function personPage(db: Queryable, where: PersonWhere, limit: number, offset: number): Promise<PersonRecord[]> {
+async function personPage(
+  db: Queryable,
+  where: PersonWhere,
+  limit: number,
+  offset: number,
+): Promise<PersonRecord[]> {
   const values = [...where.params.values, limit, offset];
   const n = where.params.values.length;
   const { rows } = await db.query<PersonRecord>(
@@ -61,12 +69,20 @@ async function personPage(db: Queryable, where: PersonWhere, limit: number, offs
 }
 
 async function countPersons(db: Queryable, where: PersonWhere): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM persons p WHERE ${where.sql}`, where.params.values);
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM persons p WHERE ${where.sql}`,
+    where.params.values,
+  );
   return Number(rows[0]!.n);
 }
 
 /** Sorted property keys of the persons on one page range (the CSV's `properties.<key>` columns). */
-async function propertyKeys(db: Queryable, where: PersonWhere, limit: number, offset: number): Promise<string[]> {
+async function propertyKeys(
+  db: Queryable,
+  where: PersonWhere,
+  limit: number,
+  offset: number,
+): Promise<string[]> {
   const n = where.params.values.length;
   const { rows } = await db.query<{ key: string }>(
     `SELECT DISTINCT k.key COLLATE "C" AS key FROM (SELECT p.properties FROM persons p WHERE ${where.sql}
@@ -91,9 +107,15 @@ export const personsReader = (pool: pg.Pool) => ({
   },
 
   /** The persons list (`personWhere`): the count of all matches and one page. */
-  async listPersons(where: PersonWhere, page: { limit: number; offset: number }): Promise<{ count: number; results: PersonRecord[] }> {
+  async listPersons(
+    where: PersonWhere,
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; results: PersonRecord[] }> {
     await checkRegexes(pool, where.regexes);
-    const [count, results] = await Promise.all([countPersons(pool, where), personPage(pool, where, page.limit, page.offset)]);
+    const [count, results] = await Promise.all([
+      countPersons(pool, where),
+      personPage(pool, where, page.limit, page.offset),
+    ]);
     return { count, results };
   },
 
@@ -122,11 +144,19 @@ export const personsReader = (pool: pg.Pool) => ({
    * persons/values/: the values one person property takes, as text (JSON strings unquoted, other
    * values as JSON), most frequent first, optionally only those containing `value` (case-insensitive).
    */
-  async propertyValues(projectId: number, key: string, value: string | undefined, limit: number): Promise<{ name: string; count: number }[]> {
+  async propertyValues(
+    projectId: number,
+    key: string,
+    value: string | undefined,
+    limit: number,
+  ): Promise<{ name: string; count: number }[]> {
     const params = new PgParams();
     const project = params.add(projectId, 'int');
     const prop = `p.properties ->> ${params.add(key, 'text')}`;
-    const contains = value !== undefined && value !== '' ? `AND ${prop} ILIKE ${params.add(`%${escapeLike(value)}%`, 'text')}` : '';
+    const contains =
+      value !== undefined && value !== ''
+        ? `AND ${prop} ILIKE ${params.add(`%${escapeLike(value)}%`, 'text')}`
+        : '';
     const { rows } = await pool.query<{ name: string; count: string }>(
       `SELECT ${prop} AS name, count(*) AS count FROM persons p
         WHERE p.project_id = ${project} AND ${prop} IS NOT NULL ${contains}
@@ -147,7 +177,11 @@ export const personsReader = (pool: pg.Pool) => ({
 
   /** projectId → group type → index, for the given projects. */
   async groupTypeIndexes(projectIds: readonly number[]): Promise<Map<number, Map<string, number>>> {
-    const { rows } = await pool.query<{ project_id: number; group_type: string; group_type_index: number }>(
+    const { rows } = await pool.query<{
+      project_id: number;
+      group_type: string;
+      group_type_index: number;
+    }>(
       'SELECT project_id, group_type, group_type_index FROM group_type_mapping WHERE project_id = ANY($1::int[])',
       [projectIds],
     );
@@ -165,11 +199,19 @@ export const personsReader = (pool: pg.Pool) => ({
    * that person's summary. Distinct ids without a person (unknown, personless, or of a deleted
    * person) are absent: the events list shows `person: null` for them.
    */
-  async summariesForDistinctIds(projectId: number, distinctIds: readonly string[]): Promise<Map<string, PersonSummary>> {
+  async summariesForDistinctIds(
+    projectId: number,
+    distinctIds: readonly string[],
+  ): Promise<Map<string, PersonSummary>> {
     const out = new Map<string, PersonSummary>();
     const wanted = [...new Set(distinctIds)];
     if (wanted.length === 0) return out;
-    const { rows } = await pool.query<{ distinct_id: string; is_identified: boolean; properties: Record<string, unknown>; first_id: string }>(
+    const { rows } = await pool.query<{
+      distinct_id: string;
+      is_identified: boolean;
+      properties: Record<string, unknown>;
+      first_id: string;
+    }>(
       `SELECT m.distinct_id, p.is_identified, p.properties,
               (SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id ORDER BY d.ord LIMIT 1) AS first_id
          FROM person_distinct_ids m JOIN persons p ON p.id = m.person_id AND p.project_id = m.project_id
@@ -179,7 +221,11 @@ export const personsReader = (pool: pg.Pool) => ({
     for (const r of rows) {
       const properties: Record<string, unknown> = {};
       for (const k of SUMMARY_KEYS) if (k in r.properties) properties[k] = r.properties[k];
-      out.set(r.distinct_id, { is_identified: r.is_identified, distinct_ids: [r.first_id ?? r.distinct_id], properties });
+      out.set(r.distinct_id, {
+        is_identified: r.is_identified,
+        distinct_ids: [r.first_id ?? r.distinct_id],
+        properties,
+      });
     }
     return out;
   },
@@ -204,7 +250,12 @@ export const personsReader = (pool: pg.Pool) => ({
     const onEmpty = compilePersonFilters(filters, empty, now, `'{}'::jsonb`);
     if (!onEmpty) return null;
     await checkRegexes(pool, onEmpty.regexes);
-    const { rows: [first] } = await pool.query<{ m: boolean }>(`SELECT COALESCE((${onEmpty.sql}), false) AS m`, empty.values);
+    const {
+      rows: [first],
+    } = await pool.query<{ m: boolean }>(
+      `SELECT COALESCE((${onEmpty.sql}), false) AS m`,
+      empty.values,
+    );
     return first!.m;
   },
 
@@ -212,13 +263,21 @@ export const personsReader = (pool: pg.Pool) => ({
    * Distinct ids of the project's persons that meet person `filters` (`meeting`), or that do not,
    * at most `limit`; none when the filters restrict nothing. Throws FilterError for a bad filter.
    */
-  async distinctIdsByFilters(projectId: number, filters: unknown, now: Date, meeting: boolean, limit: number): Promise<string[]> {
+  async distinctIdsByFilters(
+    projectId: number,
+    filters: unknown,
+    now: Date,
+    meeting: boolean,
+    limit: number,
+  ): Promise<string[]> {
     const params = new PgParams();
     const project = params.add(projectId, 'int');
     const compiled = compilePersonFilters(filters, params, now, 'p.properties');
     if (!compiled) return [];
     await checkRegexes(pool, compiled.regexes);
-    const wanted = meeting ? `COALESCE((${compiled.sql}), false)` : `NOT COALESCE((${compiled.sql}), false)`;
+    const wanted = meeting
+      ? `COALESCE((${compiled.sql}), false)`
+      : `NOT COALESCE((${compiled.sql}), false)`;
     const { rows } = await pool.query<{ distinct_id: string }>(
       `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id AND p.project_id = d.project_id
         WHERE d.project_id = ${project} AND ${wanted} LIMIT ${params.add(limit, 'int')}`,

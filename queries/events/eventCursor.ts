@@ -17,7 +17,11 @@ export function requestUrl(protocol: string, host: string | undefined, url: stri
 }
 
 /** Next page of a timestamp-ordered list, after the last returned event. */
-export function timestampCursorUrl(base: URL, descending: boolean, last: { timestamp: string; uuid: string }): string {
+export function timestampCursorUrl(
+  base: URL,
+  descending: boolean,
+  last: { timestamp: string; uuid: string },
+): string {
   const url = new URL(base);
   const [bound, other] = descending ? ['before', 'after'] : ['after', 'before'];
   url.searchParams.set(bound, last.timestamp);
@@ -39,7 +43,10 @@ export function offsetUrl(base: URL, offset: number, limit: number): string {
  * A list parameter given as a JSON array of strings (PostHog's `select`, `where`, `orderBy`);
  * a repeated parameter is accepted too. Returns an error message instead when it is neither.
  */
-export function stringList(raw: string | string[] | undefined, name: string): string[] | { error: string } | undefined {
+export function stringList(
+  raw: string | string[] | undefined,
+  name: string,
+): string[] | { error: string } | undefined {
   if (raw === undefined) return undefined;
   const values = Array.isArray(raw) ? raw : [raw];
   const out: string[] = [];
@@ -51,7 +58,8 @@ export function stringList(raw: string | string[] | undefined, name: string): st
       return { error: `${name} must be a JSON array of strings, e.g. ${name}=["event"]` };
     }
     if (typeof parsed === 'string') out.push(parsed);
-    else if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) out.push(...(parsed as string[]));
+    else if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string'))
+      out.push(...(parsed as string[]));
     else return { error: `${name} must be a JSON array of strings` };
   }
   return out;

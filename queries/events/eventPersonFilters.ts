@@ -19,13 +19,18 @@
  *   (see `PERSON_PROPERTIES_WHERE`); anywhere else the HogQL compiler answers 400.
  */
 import type pg from 'pg';
-import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
-import { FilterError, isRecord, MAX_DEPTH, MAX_FILTERS } from '../../projections/shared/propertyFilterTree.ts';
 import type { PersonIdSet } from '../../projections/events/eventsReader.ts';
 import type { Expr } from '../../projections/events/hogql/hogqlParser.ts';
 import { parseExpr } from '../../projections/events/hogql/hogqlParser.ts';
 import { about, checkItems, type WhereItem } from '../../projections/events/hogql/hogqlQuery.ts';
 import { HogQLError } from '../../projections/events/hogql/hogqlTokenizer.ts';
+import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
+import {
+  FilterError,
+  isRecord,
+  MAX_DEPTH,
+  MAX_FILTERS,
+} from '../../projections/shared/propertyFilterTree.ts';
 
 /** One person condition before it is resolved: a personFilters input, possibly negated. */
 type PersonCondition = Readonly<{
@@ -38,13 +43,15 @@ type PersonCondition = Readonly<{
 
 /** Largest set of distinct ids one condition may send to ClickHouse. */
 export const MAX_PERSON_FILTER_IDS = 100_000;
-const isGroup = (n: Record<string, unknown>) => (n.type === 'AND' || n.type === 'OR') && 'values' in n && Array.isArray(n.values);
+const isGroup = (n: Record<string, unknown>) =>
+  (n.type === 'AND' || n.type === 'OR') && 'values' in n && Array.isArray(n.values);
 
 // ---------------------------------------------------------------------------------------------
 // properties
 
 type Kind = 'none' | 'person' | 'event' | 'mixed';
-const merge = (a: Kind, b: Kind): Kind => (a === 'none' ? b : b === 'none' || a === b ? a : 'mixed');
+const merge = (a: Kind, b: Kind): Kind =>
+  a === 'none' ? b : b === 'none' || a === b ? a : 'mixed';
 
 class PropertiesSplitter {
   private count = 0;
@@ -55,10 +62,17 @@ class PropertiesSplitter {
    * `check`: enforce the depth and filter-count limits (once, on the whole input).
    */
   kind(node: unknown, depth = 0, check = false): Kind {
-    if (check && depth > MAX_DEPTH) throw new FilterError(`properties: groups nested deeper than ${MAX_DEPTH}`);
-    const items = Array.isArray(node) ? node : isRecord(node) && isGroup(node) ? (node.values as unknown[]) : null;
-    if (items) return items.reduce<Kind>((k, item) => merge(k, this.kind(item, depth + 1, check)), 'none');
-    if (check && ++this.count > MAX_FILTERS) throw new FilterError(`properties: more than ${MAX_FILTERS} filters`);
+    if (check && depth > MAX_DEPTH)
+      throw new FilterError(`properties: groups nested deeper than ${MAX_DEPTH}`);
+    const items = Array.isArray(node)
+      ? node
+      : isRecord(node) && isGroup(node)
+        ? (node.values as unknown[])
+        : null;
+    if (items)
+      return items.reduce<Kind>((k, item) => merge(k, this.kind(item, depth + 1, check)), 'none');
+    if (check && ++this.count > MAX_FILTERS)
+      throw new FilterError(`properties: more than ${MAX_FILTERS} filters`);
     return isRecord(node) && node.type === 'person' ? 'person' : 'event';
   }
 
@@ -81,13 +95,18 @@ class PropertiesSplitter {
     }
     const items = Array.isArray(node) ? node : (node as { values: unknown[] }).values;
     const inner = Array.isArray(node) ? path : `${path}.values`;
-    const rest = items.map((item, i) => this.split(item, `${inner}[${i}]`) ?? { type: 'AND', values: [] });
+    const rest = items.map(
+      (item, i) => this.split(item, `${inner}[${i}]`) ?? { type: 'AND', values: [] },
+    );
     return Array.isArray(node) ? rest : { ...(node as Record<string, unknown>), values: rest };
   }
 }
 
 /** Takes the person filters out of `properties` (see the file comment). */
-export function splitPropertyFilters(input: unknown): { properties: unknown; person: PersonCondition[] } {
+export function splitPropertyFilters(input: unknown): {
+  properties: unknown;
+  person: PersonCondition[];
+} {
   if (input === null || input === undefined) return { properties: input, person: [] };
   const splitter = new PropertiesSplitter();
   splitter.kind(input, 0, true);
@@ -99,9 +118,17 @@ export function splitPropertyFilters(input: unknown): { properties: unknown; per
 // where
 
 type Filter = Record<string, unknown>;
-const filter = (key: string, operator: string, value?: unknown): Filter => ({ key, operator, type: 'person', ...(value !== undefined ? { value } : {}) });
+const filter = (key: string, operator: string, value?: unknown): Filter => ({
+  key,
+  operator,
+  type: 'person',
+  ...(value !== undefined ? { value } : {}),
+});
 /** numeric equality, as HogQL compares a property with a number: toFloat64OrNull(property) = n */
-const numberEquals = (key: string, n: number): Filter => ({ type: 'AND', values: [filter(key, 'gte', n), filter(key, 'lte', n)] });
+const numberEquals = (key: string, n: number): Filter => ({
+  type: 'AND',
+  values: [filter(key, 'gte', n), filter(key, 'lte', n)],
+});
 
 const FLIP = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=', '!=': '!=' } as const;
 const ORDER = { '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const;
@@ -126,14 +153,26 @@ export function likeToRegex(pattern: string, caseInsensitive: boolean): string {
 
 /** `person.properties.<key>` → key; null for anything else (other person fields fail in the compiler). */
 function personKey(e: Expr): string | null {
-  if (e.kind !== 'field' || e.chain[0] !== 'person' || e.chain[1] !== 'properties' || e.chain.length < 3) return null;
-  if (e.chain.length > 3) throw new HogQLError(`Unsupported field "${e.chain.join('.')}": nested person properties are not supported; use person.properties.<key>`);
+  if (
+    e.kind !== 'field' ||
+    e.chain[0] !== 'person' ||
+    e.chain[1] !== 'properties' ||
+    e.chain.length < 3
+  )
+    return null;
+  if (e.chain.length > 3)
+    throw new HogQLError(
+      `Unsupported field "${e.chain.join('.')}": nested person properties are not supported; use person.properties.<key>`,
+    );
   return e.chain[2]!;
 }
 
 type Constant = string | number | boolean | null;
 function constant(e: Expr, key: string): Constant {
-  if (e.kind !== 'constant') throw new HogQLError(`person.properties.${key} can only be compared with a constant (a string, number, boolean or NULL)`);
+  if (e.kind !== 'constant')
+    throw new HogQLError(
+      `person.properties.${key} can only be compared with a constant (a string, number, boolean or NULL)`,
+    );
   return e.value;
 }
 const asText = (v: string | boolean) => (typeof v === 'boolean' ? (v ? 'true' : 'false') : v);
@@ -151,7 +190,9 @@ const asText = (v: string | boolean) => (typeof v === 'boolean' ? (v ? 'true' : 
 function personConjunct(e: Expr): { filters: Filter; negate: boolean } | null {
   if (e.kind === 'isNull') {
     const key = personKey(e.expr);
-    return key === null ? null : { filters: filter(key, e.negated ? 'is_set' : 'is_not_set'), negate: false };
+    return key === null
+      ? null
+      : { filters: filter(key, e.negated ? 'is_set' : 'is_not_set'), negate: false };
   }
   if (e.kind === 'in') {
     const key = personKey(e.left);
@@ -162,52 +203,84 @@ function personConjunct(e: Expr): { filters: Filter; negate: boolean } | null {
       return v;
     });
     const numbers = values.filter((v): v is number => typeof v === 'number');
-    if (numbers.length > 0 && numbers.length < values.length) throw new HogQLError(`person.properties.${key} IN (...): use only numbers or only strings`);
-    const filters = numbers.length > 0 ? { type: 'OR', values: numbers.map((n) => numberEquals(key, n)) } : filter(key, 'exact', values.map((v) => asText(v as string | boolean)));
+    if (numbers.length > 0 && numbers.length < values.length)
+      throw new HogQLError(`person.properties.${key} IN (...): use only numbers or only strings`);
+    const filters =
+      numbers.length > 0
+        ? { type: 'OR', values: numbers.map((n) => numberEquals(key, n)) }
+        : filter(
+            key,
+            'exact',
+            values.map((v) => asText(v as string | boolean)),
+          );
     return { filters, negate: e.negated };
   }
   if (e.kind !== 'compare') return null;
   const [left, right] = [personKey(e.left), personKey(e.right)];
   if (left === null && right === null) return null;
-  if (left !== null && right !== null) throw new HogQLError('Comparing two person properties is not supported');
+  if (left !== null && right !== null)
+    throw new HogQLError('Comparing two person properties is not supported');
   const like = e.op === 'like' || e.op === 'ilike' || e.op === 'not like' || e.op === 'not ilike';
-  if (right !== null && like) throw new HogQLError(`person.properties.${right} must be on the left of ${e.op.toUpperCase()}`);
+  if (right !== null && like)
+    throw new HogQLError(`person.properties.${right} must be on the left of ${e.op.toUpperCase()}`);
   const key = (left ?? right)!;
   const value = constant(left !== null ? e.right : e.left, key);
   if (like) {
-    if (typeof value !== 'string') throw new HogQLError(`${e.op.toUpperCase()} needs a string pattern`);
-    return { filters: filter(key, 'regex', likeToRegex(value, e.op.endsWith('ilike'))), negate: e.op.startsWith('not') };
+    if (typeof value !== 'string')
+      throw new HogQLError(`${e.op.toUpperCase()} needs a string pattern`);
+    return {
+      filters: filter(key, 'regex', likeToRegex(value, e.op.endsWith('ilike'))),
+      negate: e.op.startsWith('not'),
+    };
   }
   const op = left !== null ? (e.op as keyof typeof FLIP) : FLIP[e.op as keyof typeof FLIP];
   if (value === null) {
-    if (op === '=' || op === '!=') return { filters: filter(key, op === '=' ? 'is_not_set' : 'is_set'), negate: false };
+    if (op === '=' || op === '!=')
+      return { filters: filter(key, op === '=' ? 'is_not_set' : 'is_set'), negate: false };
     throw new HogQLError('NULL can only be compared with = or != (or use IS NULL)');
   }
   if (op === '=' || op === '!=') {
-    return { filters: typeof value === 'number' ? numberEquals(key, value) : filter(key, 'exact', asText(value)), negate: op === '!=' };
+    return {
+      filters:
+        typeof value === 'number' ? numberEquals(key, value) : filter(key, 'exact', asText(value)),
+      negate: op === '!=',
+    };
   }
-  if (typeof value !== 'number') throw new HogQLError(`person.properties.${key} ${op} …: ordering comparisons of person properties need a number`);
+  if (typeof value !== 'number')
+    throw new HogQLError(
+      `person.properties.${key} ${op} …: ordering comparisons of person properties need a number`,
+    );
   return { filters: filter(key, ORDER[op], value), negate: false };
 }
 
 const conjuncts = (e: Expr): Expr[] => (e.kind === 'and' ? e.args.flatMap(conjuncts) : [e]);
 
 /** Parses the `where` items and takes the person conditions out of their top-level AND. */
-export function splitWhere(items: readonly string[] | undefined): { where: WhereItem[] | undefined; person: PersonCondition[] } {
+export function splitWhere(items: readonly string[] | undefined): {
+  where: WhereItem[] | undefined;
+  person: PersonCondition[];
+} {
   if (items === undefined) return { where: undefined, person: [] };
   checkItems(items, 'where');
   const person: PersonCondition[] = [];
-  const where = items.map((text): WhereItem => about('where', text, () => {
-    const expr = parseExpr(text);
-    const rest: Expr[] = [];
-    for (const c of conjuncts(expr)) {
-      const p = personConjunct(c);
-      if (p) person.push({ ...p, attr: 'where', path: `where "${text}"` });
-      else rest.push(c);
-    }
-    if (rest.length === conjuncts(expr).length) return { text, expr };
-    return { text, expr: rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { kind: 'and', args: rest } };
-  }));
+  const where = items.map(
+    (text): WhereItem =>
+      about('where', text, () => {
+        const expr = parseExpr(text);
+        const rest: Expr[] = [];
+        for (const c of conjuncts(expr)) {
+          const p = personConjunct(c);
+          if (p) person.push({ ...p, attr: 'where', path: `where "${text}"` });
+          else rest.push(c);
+        }
+        if (rest.length === conjuncts(expr).length) return { text, expr };
+        return {
+          text,
+          expr:
+            rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { kind: 'and', args: rest },
+        };
+      }),
+  );
   return { where, person };
 }
 
@@ -220,20 +293,34 @@ function fail(c: PersonCondition, message: string): never {
 }
 
 /** One condition → the distinct ids it selects (or, when a person-less event would match, those it rejects). */
-async function resolve(persons: PersonsReader, projectId: number, now: Date, c: PersonCondition): Promise<PersonIdSet> {
+async function resolve(
+  persons: PersonsReader,
+  projectId: number,
+  now: Date,
+  c: PersonCondition,
+): Promise<PersonIdSet> {
   let ids: string[], emptyMatches: boolean;
   try {
     const empty = await persons.emptyPersonMatches(c.filters, now);
     if (empty === null) return { ids: [], negated: true }; // restricts nothing
     // the condition an event's person must meet; a person-less event meets it when `emptyMatches`
     emptyMatches = empty !== c.negate;
-    ids = await persons.distinctIdsByFilters(projectId, c.filters, now, emptyMatches === c.negate, MAX_PERSON_FILTER_IDS + 1);
+    ids = await persons.distinctIdsByFilters(
+      projectId,
+      c.filters,
+      now,
+      emptyMatches === c.negate,
+      MAX_PERSON_FILTER_IDS + 1,
+    );
   } catch (error) {
     if (error instanceof FilterError) fail(c, error.message);
     throw error;
   }
   if (ids.length > MAX_PERSON_FILTER_IDS) {
-    fail(c, `${c.attr === 'properties' ? 'properties: ' : ''}the person condition selects more than ${MAX_PERSON_FILTER_IDS} distinct ids; narrow it`);
+    fail(
+      c,
+      `${c.attr === 'properties' ? 'properties: ' : ''}the person condition selects more than ${MAX_PERSON_FILTER_IDS} distinct ids; narrow it`,
+    );
   }
   return { ids, negated: emptyMatches };
 }
@@ -250,12 +337,18 @@ export type PersonFiltered = Readonly<{
 /** Splits the person conditions out of `properties` and `where` and resolves them in Postgres. */
 export async function resolvePersonFilters(
   pool: pg.Pool,
-  input: Readonly<{ projectId: number; now: Date; properties: unknown; where: readonly string[] | undefined }>,
+  input: Readonly<{
+    projectId: number;
+    now: Date;
+    properties: unknown;
+    where: readonly string[] | undefined;
+  }>,
 ): Promise<PersonFiltered> {
   const properties = splitPropertyFilters(input.properties);
   const where = splitWhere(input.where);
   const persons = personsReader(pool);
   const personIdSets: PersonIdSet[] = [];
-  for (const c of [...properties.person, ...where.person]) personIdSets.push(await resolve(persons, input.projectId, input.now, c));
+  for (const c of [...properties.person, ...where.person])
+    personIdSets.push(await resolve(persons, input.projectId, input.now, c));
   return { properties: properties.properties, where: where.where, personIdSets };
 }

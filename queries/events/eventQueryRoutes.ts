@@ -1,20 +1,25 @@
-import { isUuid } from '../../src/core/uuid.ts';
-import { eventsProjection } from '../../projections/events/eventsProjection.ts';
-import { personsProjection } from '../../projections/persons/personsProjection.ts';
-import { projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type AppContext, awaitNewest } from '../../src/appContext.ts';
-import { errorResponses } from '../../src/http/apiError.ts';
-import { fail, notFound, validation } from '../../src/core/errors.ts';
-import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { eventsProjection } from '../../projections/events/eventsProjection.ts';
+import {
+  getEvent,
+  type ListResult,
+  listEvents,
+  propertyValues,
+} from '../../projections/events/eventsReader.ts';
+import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { parseDateParam } from '../../projections/shared/dateParam.ts';
-import { getEvent, type ListResult, listEvents, propertyValues } from '../../projections/events/eventsReader.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
+import { isUuid } from '../../src/core/uuid.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { projectOf } from '../../src/http/apiScope.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
-import { eventsCsv, EventView, selectCsv, toEventView } from './eventView.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
 import { distinctIdsOfPerson, withPersons } from './eventPersons.ts';
+import { EventView, eventsCsv, selectCsv, toEventView } from './eventView.ts';
 
 /**
  * Bounded read-your-writes for the events table: resolves once the events captured before the
@@ -37,24 +42,57 @@ const ProjectParams = z.object({ project_id: z.string() });
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 
 const ListQuery = z.object({
-  after: z.string().optional().describe('only events after this time (ISO 8601, or relative like -7d)'),
-  before: z.string().optional().describe('only events before this time (ISO 8601, or relative like -1h)'),
-  after_uuid: z.string().optional().describe('cursor tie-break set by `next` links: with `after`, events after (after, after_uuid)'),
-  before_uuid: z.string().optional().describe('cursor tie-break set by `next` links: with `before`, events before (before, before_uuid)'),
+  after: z
+    .string()
+    .optional()
+    .describe('only events after this time (ISO 8601, or relative like -7d)'),
+  before: z
+    .string()
+    .optional()
+    .describe('only events before this time (ISO 8601, or relative like -1h)'),
+  after_uuid: z
+    .string()
+    .optional()
+    .describe(
+      'cursor tie-break set by `next` links: with `after`, events after (after, after_uuid)',
+    ),
+  before_uuid: z
+    .string()
+    .optional()
+    .describe(
+      'cursor tie-break set by `next` links: with `before`, events before (before, before_uuid)',
+    ),
   distinct_id: z.string().optional(),
   event: z.string().optional().describe('event name'),
-  person_id: z.string().optional().describe('person id (integer) or UUID: events of all its distinct ids'),
-  properties: z.string().optional().describe('JSON list of property filters [{key, value, operator, type}] or an AND/OR group'),
-  select: StringOrList.optional().describe('JSON list of HogQL expressions to return (see queries/events/README.md)'),
+  person_id: z
+    .string()
+    .optional()
+    .describe('person id (integer) or UUID: events of all its distinct ids'),
+  properties: z
+    .string()
+    .optional()
+    .describe('JSON list of property filters [{key, value, operator, type}] or an AND/OR group'),
+  select: StringOrList.optional().describe(
+    'JSON list of HogQL expressions to return (see queries/events/README.md)',
+  ),
   where: StringOrList.optional().describe('JSON list of HogQL conditions that must all hold'),
-  orderBy: StringOrList.optional().describe('JSON list, default ["-timestamp"]; ["timestamp"] for ascending'),
+  orderBy: StringOrList.optional().describe(
+    'JSON list, default ["-timestamp"]; ["timestamp"] for ascending',
+  ),
   action_id: z.string().optional().describe('not supported yet (no actions)'),
-  limit: z.coerce.number().int().min(1).optional().describe(`default 100, at most ${MAX_LIMIT} (larger values are lowered)`),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`default 100, at most ${MAX_LIMIT} (larger values are lowered)`),
   offset: z.coerce.number().int().min(0).default(0),
   format: Format,
 });
 
-const EventsPage = z.object({ next: z.string().nullable(), results: z.array(EventView) }).meta({ id: 'EventsPage' });
+const EventsPage = z
+  .object({ next: z.string().nullable(), results: z.array(EventView) })
+  .meta({ id: 'EventsPage' });
 const SelectPage = z
   .object({
     columns: z.array(z.string()).describe('the select expressions as given, or their AS alias'),
@@ -65,7 +103,6 @@ const SelectPage = z
   .meta({ id: 'EventsSelectPage' });
 const ValueList = z.array(z.object({ name: z.unknown() })).meta({ id: 'EventPropertyValues' });
 
-
 function listParam(raw: string | string[] | undefined, name: string): string[] | undefined {
   const parsed = stringList(raw, name);
   if (parsed && 'error' in parsed) fail(validation('invalid_input', parsed.error, name));
@@ -75,7 +112,14 @@ function listParam(raw: string | string[] | undefined, name: string): string[] |
 function dateParam(raw: string | undefined, name: string, now: Date): string | undefined {
   if (raw === undefined) return undefined;
   const parsed = parseDateParam(raw, now);
-  if (!parsed) fail(validation('invalid_input', `${name} must be an ISO 8601 date-time or a relative date like -7d`, name));
+  if (!parsed)
+    fail(
+      validation(
+        'invalid_input',
+        `${name} must be an ISO 8601 date-time or a relative date like -7d`,
+        name,
+      ),
+    );
   return parsed;
 }
 
@@ -87,121 +131,205 @@ function uuidParam(raw: string | undefined, name: string, detail: string): strin
 
 const csv = (reply: FastifyReply, body: string) => reply.type('text/csv; charset=utf-8').send(body);
 
-function nextLink(request: FastifyRequest, result: ListResult, offset: number, limit: number): string | null {
+function nextLink(
+  request: FastifyRequest,
+  result: ListResult,
+  offset: number,
+  limit: number,
+): string | null {
   if (!result.more) return null;
   const base = requestUrl(request.protocol, request.headers.host, request.url);
   if (result.paging.kind === 'offset') return offsetUrl(base, offset, limit);
-  return result.paging.last ? timestampCursorUrl(base, result.paging.descending, result.paging.last) : null;
+  return result.paging.last
+    ? timestampCursorUrl(base, result.paging.descending, result.paging.last)
+    : null;
 }
 
 /**
  * The events REST API (api-spec.md "Events (REST)", capture.md §4.2) over the ClickHouse
  * `events` table: list with filters, HogQL select/where, CSV; one event; property values.
  */
-export const eventQueryRoutes = (ctx: AppContext, ch: ClickHouse, awaitEvents: AwaitEvents): FastifyPluginAsync => async (base) => {
-  const app = base.withTypeProvider<ZodTypeProvider>();
-  const prefix = '/api/projects/:project_id/events';
-  const read = { scope: 'query:read' };
+export const eventQueryRoutes =
+  (ctx: AppContext, ch: ClickHouse, awaitEvents: AwaitEvents): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    const prefix = '/api/projects/:project_id/events';
+    const read = { scope: 'query:read' };
 
-  app.get(`${prefix}/`, {
-    config: read,
-    schema: {
-      tags: ['events'],
-      summary: 'List events (newest first), with filters, HogQL select/where and a timestamp cursor',
-      params: ProjectParams,
-      querystring: ListQuery,
-      response: { 200: z.union([EventsPage, SelectPage]).describe('events, or {columns, results} rows with select; text/csv with format=csv'), ...errorResponses },
-    },
-  }, async (request, reply) => {
-    const q = request.query;
-    const now = ctx.now();
-    if (q.action_id !== undefined) fail(validation('invalid_input', 'action_id is not supported yet: actions are not built', 'action_id'));
-    if (q.after_uuid !== undefined && q.after === undefined) fail(validation('invalid_input', 'after_uuid needs after', 'after_uuid'));
-    if (q.before_uuid !== undefined && q.before === undefined) fail(validation('invalid_input', 'before_uuid needs before', 'before_uuid'));
-    let properties: unknown;
-    if (q.properties !== undefined) {
-      try {
-        properties = JSON.parse(q.properties);
-      } catch {
-        fail(validation('invalid_input', 'properties must be JSON: a list of property filters', 'properties'));
-      }
-    }
-    const limit = Math.min(q.limit ?? 100, MAX_LIMIT);
-    const input = {
-      projectId: projectOf(request).id,
-      now,
-      after: dateParam(q.after, 'after', now),
-      before: dateParam(q.before, 'before', now),
-      afterUuid: uuidParam(q.after_uuid, 'after_uuid', 'after_uuid must be an event UUID'),
-      beforeUuid: uuidParam(q.before_uuid, 'before_uuid', 'before_uuid must be an event UUID'),
-      distinctId: q.distinct_id,
-      event: q.event,
-      ...(q.person_id !== undefined ? { personDistinctIds: await distinctIdsOfPerson(ctx.pool, projectOf(request).id, q.person_id) } : {}),
-      properties,
-      select: listParam(q.select, 'select'),
-      where: listParam(q.where, 'where'),
-      orderBy: listParam(q.orderBy, 'orderBy'),
-      limit,
-      offset: q.offset,
-    };
-    await awaitEvents();
-    // person filters (properties of type person, person.properties in where): resolved in Postgres once persons caught up
-    const persons = await resolvePersonFilters(ctx.pool, { projectId: input.projectId, now, properties: input.properties, where: input.where });
-    const result = await listEvents(ch, { ...input, properties: persons.properties, where: persons.where, personIdSets: persons.personIdSets });
-    const events = result.kind === 'events' ? result.rows.map(toEventView) : [];
-    if (q.format === 'csv') return csv(reply, result.kind === 'events' ? eventsCsv(events) : selectCsv(result.columns, result.results));
-    const next = nextLink(request, result, q.offset, limit);
-    if (result.kind !== 'events') return { columns: result.columns, types: result.types, results: result.results, next };
-    return { next, results: await withPersons(ctx.pool, projectOf(request).id, events) };
-  });
+    app.get(
+      `${prefix}/`,
+      {
+        config: read,
+        schema: {
+          tags: ['events'],
+          summary:
+            'List events (newest first), with filters, HogQL select/where and a timestamp cursor',
+          params: ProjectParams,
+          querystring: ListQuery,
+          response: {
+            200: z
+              .union([EventsPage, SelectPage])
+              .describe('events, or {columns, results} rows with select; text/csv with format=csv'),
+            ...errorResponses,
+          },
+        },
+      },
+      async (request, reply) => {
+        const q = request.query;
+        const now = ctx.now();
+        if (q.action_id !== undefined)
+          fail(
+            validation(
+              'invalid_input',
+              'action_id is not supported yet: actions are not built',
+              'action_id',
+            ),
+          );
+        if (q.after_uuid !== undefined && q.after === undefined)
+          fail(validation('invalid_input', 'after_uuid needs after', 'after_uuid'));
+        if (q.before_uuid !== undefined && q.before === undefined)
+          fail(validation('invalid_input', 'before_uuid needs before', 'before_uuid'));
+        let properties: unknown;
+        if (q.properties !== undefined) {
+          try {
+            properties = JSON.parse(q.properties);
+          } catch {
+            fail(
+              validation(
+                'invalid_input',
+                'properties must be JSON: a list of property filters',
+                'properties',
+              ),
+            );
+          }
+        }
+        const limit = Math.min(q.limit ?? 100, MAX_LIMIT);
+        const input = {
+          projectId: projectOf(request).id,
+          now,
+          after: dateParam(q.after, 'after', now),
+          before: dateParam(q.before, 'before', now),
+          afterUuid: uuidParam(q.after_uuid, 'after_uuid', 'after_uuid must be an event UUID'),
+          beforeUuid: uuidParam(q.before_uuid, 'before_uuid', 'before_uuid must be an event UUID'),
+          distinctId: q.distinct_id,
+          event: q.event,
+          ...(q.person_id !== undefined
+            ? {
+                personDistinctIds: await distinctIdsOfPerson(
+                  ctx.pool,
+                  projectOf(request).id,
+                  q.person_id,
+                ),
+              }
+            : {}),
+          properties,
+          select: listParam(q.select, 'select'),
+          where: listParam(q.where, 'where'),
+          orderBy: listParam(q.orderBy, 'orderBy'),
+          limit,
+          offset: q.offset,
+        };
+        await awaitEvents();
+        // person filters (properties of type person, person.properties in where): resolved in Postgres once persons caught up
+        const persons = await resolvePersonFilters(ctx.pool, {
+          projectId: input.projectId,
+          now,
+          properties: input.properties,
+          where: input.where,
+        });
+        const result = await listEvents(ch, {
+          ...input,
+          properties: persons.properties,
+          where: persons.where,
+          personIdSets: persons.personIdSets,
+        });
+        const events = result.kind === 'events' ? result.rows.map(toEventView) : [];
+        if (q.format === 'csv')
+          return csv(
+            reply,
+            result.kind === 'events'
+              ? eventsCsv(events)
+              : selectCsv(result.columns, result.results),
+          );
+        const next = nextLink(request, result, q.offset, limit);
+        if (result.kind !== 'events')
+          return { columns: result.columns, types: result.types, results: result.results, next };
+        return { next, results: await withPersons(ctx.pool, projectOf(request).id, events) };
+      },
+    );
 
-  app.get(`${prefix}/values/`, {
-    config: read,
-    schema: {
-      tags: ['events'],
-      summary: 'Values of an event property, most frequent first',
-      params: ProjectParams,
-      querystring: z.object({
-        key: z.string().min(1).describe('event property key'),
-        value: z.string().optional().describe('keep values containing this (case-insensitive)'),
-        event_name: StringOrList.optional().describe('only events of these names (repeat the parameter for several)'),
-        limit: z.coerce.number().int().min(1).max(100).default(10),
-        format: Format,
-      }),
-      response: { 200: ValueList, ...errorResponses },
-    },
-  }, async (request, reply) => {
-    const q = request.query;
-    await awaitEvents();
-    const values = await propertyValues(ch, {
-      projectId: projectOf(request).id,
-      key: q.key,
-      ...(q.value !== undefined ? { value: q.value } : {}),
-      ...(q.event_name !== undefined ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] } : {}),
-      limit: q.limit,
-    });
-    const body = values.map((name) => ({ name }));
-    if (q.format === 'csv') return csv(reply, selectCsv(['name'], values.map((v) => [v])));
-    return body;
-  });
+    app.get(
+      `${prefix}/values/`,
+      {
+        config: read,
+        schema: {
+          tags: ['events'],
+          summary: 'Values of an event property, most frequent first',
+          params: ProjectParams,
+          querystring: z.object({
+            key: z.string().min(1).describe('event property key'),
+            value: z.string().optional().describe('keep values containing this (case-insensitive)'),
+            event_name: StringOrList.optional().describe(
+              'only events of these names (repeat the parameter for several)',
+            ),
+            limit: z.coerce.number().int().min(1).max(100).default(10),
+            format: Format,
+          }),
+          response: { 200: ValueList, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const q = request.query;
+        await awaitEvents();
+        const values = await propertyValues(ch, {
+          projectId: projectOf(request).id,
+          key: q.key,
+          ...(q.value !== undefined ? { value: q.value } : {}),
+          ...(q.event_name !== undefined
+            ? { eventNames: Array.isArray(q.event_name) ? q.event_name : [q.event_name] }
+            : {}),
+          limit: q.limit,
+        });
+        const body = values.map((name) => ({ name }));
+        if (q.format === 'csv')
+          return csv(
+            reply,
+            selectCsv(
+              ['name'],
+              values.map((v) => [v]),
+            ),
+          );
+        return body;
+      },
+    );
 
-  app.get(`${prefix}/:id/`, {
-    config: read,
-    schema: {
-      tags: ['events'],
-      summary: 'One event by its UUID',
-      params: ProjectParams.extend({ id: z.string() }),
-      querystring: z.object({ format: Format, include_person: z.string().optional().describe('accepted; the person is always included') }),
-      response: { 200: EventView, ...errorResponses },
-    },
-  }, async (request, reply) => {
-    const { id } = request.params;
-    if (!isUuid(id)) fail(validation('invalid', 'Invalid UUID'));
-    await awaitEvents();
-    const row = await getEvent(ch, projectOf(request).id, id);
-    if (!row) fail(notFound(`No events exist for event UUID ${id}`));
-    const event = toEventView(row);
-    if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
-    return (await withPersons(ctx.pool, projectOf(request).id, [event]))[0]!;
-  });
-};
+    app.get(
+      `${prefix}/:id/`,
+      {
+        config: read,
+        schema: {
+          tags: ['events'],
+          summary: 'One event by its UUID',
+          params: ProjectParams.extend({ id: z.string() }),
+          querystring: z.object({
+            format: Format,
+            include_person: z
+              .string()
+              .optional()
+              .describe('accepted; the person is always included'),
+          }),
+          response: { 200: EventView, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params;
+        if (!isUuid(id)) fail(validation('invalid', 'Invalid UUID'));
+        await awaitEvents();
+        const row = await getEvent(ch, projectOf(request).id, id);
+        if (!row) fail(notFound(`No events exist for event UUID ${id}`));
+        const event = toEventView(row);
+        if (request.query.format === 'csv') return csv(reply, eventsCsv([event]));
+        return (await withPersons(ctx.pool, projectOf(request).id, [event]))[0]!;
+      },
+    );
+  };

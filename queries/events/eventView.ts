@@ -29,7 +29,11 @@ export const EventView = z
     event: z.string(),
     timestamp: z.string().describe('ISO 8601 with offset, e.g. 2023-09-15T09:15:02.325000+00:00'),
     person: z
-      .object({ is_identified: z.boolean(), distinct_ids: z.array(z.string()), properties: z.record(z.string(), z.unknown()) })
+      .object({
+        is_identified: z.boolean(),
+        distinct_ids: z.array(z.string()),
+        properties: z.record(z.string(), z.unknown()),
+      })
       .nullable()
       .describe('the person of the distinct id, or null when it has none'),
     elements: z.array(ElementView),
@@ -41,7 +45,9 @@ export type EventView = z.infer<typeof EventView>;
 function parseProperties(json: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(json);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -83,7 +89,10 @@ export function eventsCsv(events: readonly EventView[]): string {
     flatten(e, '', out);
     return out;
   });
-  const columns = rows.length > 0 ? [...new Set(rows.flatMap((r) => Object.keys(r)))] : Object.keys(EventView.shape);
+  const columns =
+    rows.length > 0
+      ? [...new Set(rows.flatMap((r) => Object.keys(r)))]
+      : Object.keys(EventView.shape);
   return stringify(rows, { header: true, columns, cast });
 }
 

@@ -1,7 +1,11 @@
+import type pg from 'pg';
 import type { FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import { type AccessReader, accessReader } from '../../projections/access/accessReader.ts';
-import { type FeatureFlagsReader, type FlagRow, featureFlagsReader } from '../../projections/featureFlags/featureFlagsReader.ts';
-import type pg from 'pg';
+import {
+  type FeatureFlagsReader,
+  type FlagRow,
+  featureFlagsReader,
+} from '../../projections/featureFlags/featureFlagsReader.ts';
 import { type FlagView, toFlagView } from './flagView.ts';
 
 /** What flag views are read from: the flags read model, and the access one for users and roles. */
@@ -10,13 +14,28 @@ export type FlagReaders = Readonly<{
   access: Pick<AccessReader, 'usersById' | 'roleWithMembers' | 'roleLevelsOf' | 'activityUsers'>;
 }>;
 
-export const flagReaders = (pool: pg.Pool): FlagReaders => ({ flags: featureFlagsReader(pool), access: accessReader(pool) });
+export const flagReaders = (pool: pg.Pool): FlagReaders => ({
+  flags: featureFlagsReader(pool),
+  access: accessReader(pool),
+});
 
 /** Views of flag rows, with their creators read in one go. */
-async function toFlagViews(readers: FlagReaders, rows: readonly FlagRow[], editor: FlagEditor): Promise<FlagView[]> {
-  const creatorIds = [...new Set(rows.map((r) => r.created_by_user_id).filter((id): id is number => id !== null))];
+async function toFlagViews(
+  readers: FlagReaders,
+  rows: readonly FlagRow[],
+  editor: FlagEditor,
+): Promise<FlagView[]> {
+  const creatorIds = [
+    ...new Set(rows.map((r) => r.created_by_user_id).filter((id): id is number => id !== null)),
+  ];
   const creators = creatorIds.length > 0 ? await readers.access.usersById(creatorIds) : new Map();
-  return rows.map((r) => toFlagView(r, r.created_by_user_id === null ? undefined : creators.get(r.created_by_user_id), editor));
+  return rows.map((r) =>
+    toFlagView(
+      r,
+      r.created_by_user_id === null ? undefined : creators.get(r.created_by_user_id),
+      editor,
+    ),
+  );
 }
 
 /** Soft-deleted flags are hidden from the list, as in PostHog; a GET by id still finds them. */

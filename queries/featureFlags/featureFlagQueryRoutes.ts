@@ -1,16 +1,21 @@
-import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/appContext.ts';
-import { errorResponses } from '../../src/http/apiError.ts';
-import { fail, notFound } from '../../src/core/errors.ts';
-import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
 import { loadFlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
-import { type FlagReaders, flagReaders, getFeatureFlag, listFeatureFlags } from './featureFlagQueries.ts';
+import type { AppContext } from '../../src/appContext.ts';
+import { fail, notFound } from '../../src/core/errors.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+import {
+  type FlagReaders,
+  flagReaders,
+  getFeatureFlag,
+  listFeatureFlags,
+} from './featureFlagQueries.ts';
+import { ActivityEntry, allFlagsActivity, flagActivity } from './flagActivity.ts';
 import { FlagView } from './flagView.ts';
 import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
-import { ActivityEntry, allFlagsActivity, flagActivity } from './flagActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
 const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
@@ -21,65 +26,186 @@ const editorOf = (readers: FlagReaders, request: FastifyRequest) =>
   loadFlagEditor(readers.access, principalOf(request).user.id, projectOf(request).level);
 
 /** Read side of feature flags: every route reads a read model, or the flag streams for activity. */
-export const featureFlagQueryRoutes = (ctx: AppContext): FastifyPluginAsync => async (base) => {
-  const app = base.withTypeProvider<ZodTypeProvider>();
-  const readers = flagReaders(ctx.pool);
-  const prefix = '/api/projects/:project_id/feature_flags';
-  const read = { scope: 'feature_flag:read' };
+export const featureFlagQueryRoutes =
+  (ctx: AppContext): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    const readers = flagReaders(ctx.pool);
+    const prefix = '/api/projects/:project_id/feature_flags';
+    const read = { scope: 'feature_flag:read' };
 
-  app.get(`${prefix}/`, {
-    config: read,
-    schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: paginated(FlagView), ...errorResponses } },
-  }, async (request) => {
-    const page = await listFeatureFlags(readers, projectOf(request).id, request.query, await editorOf(readers, request));
-    return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
-  });
+    app.get(
+      `${prefix}/`,
+      {
+        config: read,
+        schema: {
+          tags: ['feature_flags'],
+          params: ProjectParams,
+          querystring: PageQuery,
+          response: { 200: paginated(FlagView), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await listFeatureFlags(
+          readers,
+          projectOf(request).id,
+          request.query,
+          await editorOf(readers, request),
+        );
+        return {
+          count: page.count,
+          ...pageLinks(request, request.query, page.count),
+          results: page.results,
+        };
+      },
+    );
 
-  app.get(`${prefix}/:id/`, {
-    config: read,
-    schema: { tags: ['feature_flags'], params: FlagParams, response: { 200: FlagView, ...errorResponses } },
-  }, async (request) => {
-    const flag = await getFeatureFlag(readers, projectOf(request).id, request.params.id, await editorOf(readers, request));
-    if (!flag) fail(notFound());
-    return flag;
-  });
+    app.get(
+      `${prefix}/:id/`,
+      {
+        config: read,
+        schema: {
+          tags: ['feature_flags'],
+          params: FlagParams,
+          response: { 200: FlagView, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const flag = await getFeatureFlag(
+          readers,
+          projectOf(request).id,
+          request.params.id,
+          await editorOf(readers, request),
+        );
+        if (!flag) fail(notFound());
+        return flag;
+      },
+    );
 
-  app.get(`${prefix}/:feature_flag_id/role_access/`, {
-    config: read,
-    schema: { tags: ['feature_flags'], params: RoleAccessParams, querystring: PageQuery, response: { 200: paginated(RoleAccessView), ...errorResponses } },
-  }, async (request) => {
-    const editor = await editorOf(readers, request);
-    if (!(await getFeatureFlag(readers, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
-    const page = await listRoleAccess(readers, projectOf(request).id, request.params.feature_flag_id, request.query, editor);
-    return { count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
-  });
+    app.get(
+      `${prefix}/:feature_flag_id/role_access/`,
+      {
+        config: read,
+        schema: {
+          tags: ['feature_flags'],
+          params: RoleAccessParams,
+          querystring: PageQuery,
+          response: { 200: paginated(RoleAccessView), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const editor = await editorOf(readers, request);
+        if (
+          !(await getFeatureFlag(
+            readers,
+            projectOf(request).id,
+            request.params.feature_flag_id,
+            editor,
+          ))
+        )
+          fail(notFound());
+        const page = await listRoleAccess(
+          readers,
+          projectOf(request).id,
+          request.params.feature_flag_id,
+          request.query,
+          editor,
+        );
+        return {
+          count: page.count,
+          ...pageLinks(request, request.query, page.count),
+          results: page.results,
+        };
+      },
+    );
 
-  app.get(`${prefix}/:feature_flag_id/role_access/:id/`, {
-    config: read,
-    schema: { tags: ['feature_flags'], params: RoleAccessParams.extend({ id: z.coerce.number().int() }), response: { 200: RoleAccessView, ...errorResponses } },
-  }, async (request) => {
-    const editor = await editorOf(readers, request);
-    if (!(await getFeatureFlag(readers, projectOf(request).id, request.params.feature_flag_id, editor))) fail(notFound());
-    const view = await getRoleAccess(readers, projectOf(request).id, request.params.feature_flag_id, request.params.id, editor);
-    if (!view) fail(notFound());
-    return view;
-  });
+    app.get(
+      `${prefix}/:feature_flag_id/role_access/:id/`,
+      {
+        config: read,
+        schema: {
+          tags: ['feature_flags'],
+          params: RoleAccessParams.extend({ id: z.coerce.number().int() }),
+          response: { 200: RoleAccessView, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const editor = await editorOf(readers, request);
+        if (
+          !(await getFeatureFlag(
+            readers,
+            projectOf(request).id,
+            request.params.feature_flag_id,
+            editor,
+          ))
+        )
+          fail(notFound());
+        const view = await getRoleAccess(
+          readers,
+          projectOf(request).id,
+          request.params.feature_flag_id,
+          request.params.id,
+          editor,
+        );
+        if (!view) fail(notFound());
+        return view;
+      },
+    );
 
-  const activity = { scope: 'activity_log:read' };
-  app.get(`${prefix}/activity/`, {
-    config: activity,
-    schema: { tags: ['feature_flags'], params: ProjectParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
-  }, async (request) => {
-    const page = await allFlagsActivity(ctx.store, readers.access, projectOf(request).id, request.query);
-    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
-  });
+    const activity = { scope: 'activity_log:read' };
+    app.get(
+      `${prefix}/activity/`,
+      {
+        config: activity,
+        schema: {
+          tags: ['feature_flags'],
+          params: ProjectParams,
+          querystring: PageQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await allFlagsActivity(
+          ctx.store,
+          readers.access,
+          projectOf(request).id,
+          request.query,
+        );
+        return {
+          count: page.count,
+          total_count: page.count,
+          ...pageLinks(request, request.query, page.count),
+          results: page.results,
+        };
+      },
+    );
 
-  app.get(`${prefix}/:id/activity/`, {
-    config: activity,
-    schema: { tags: ['feature_flags'], params: FlagParams, querystring: PageQuery, response: { 200: ActivityPage, ...errorResponses } },
-  }, async (request) => {
-    const page = await flagActivity(ctx.store, readers.access, projectOf(request).id, request.params.id, request.query);
-    if (!page) fail(notFound());
-    return { count: page.count, total_count: page.count, ...pageLinks(request, request.query, page.count), results: page.results };
-  });
-};
+    app.get(
+      `${prefix}/:id/activity/`,
+      {
+        config: activity,
+        schema: {
+          tags: ['feature_flags'],
+          params: FlagParams,
+          querystring: PageQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await flagActivity(
+          ctx.store,
+          readers.access,
+          projectOf(request).id,
+          request.params.id,
+          request.query,
+        );
+        if (!page) fail(notFound());
+        return {
+          count: page.count,
+          total_count: page.count,
+          ...pageLinks(request, request.query, page.count),
+          results: page.results,
+        };
+      },
+    );
+  };

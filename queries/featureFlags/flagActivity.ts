@@ -1,19 +1,19 @@
-import type { AccessReader } from '../../projections/access/accessReader.ts';
 import { z } from 'zod';
-import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
-import { activityPage } from '../shared/activityPage.ts';
 import {
+  evolveFlag,
+  FEATURE_FLAG_CATEGORY,
   type FeatureFlagEvent,
   type FeatureFlagState,
-  FEATURE_FLAG_CATEGORY,
-  evolveFlag,
   featureFlagEventTypes,
   featureFlagStream,
   flagFieldNames,
   initialFlagState,
 } from '../../commands/featureFlags/model/featureFlag.ts';
+import type { AccessReader } from '../../projections/access/accessReader.ts';
+import type { RecordedEvent } from '../../src/core/event.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
+import { activityPage } from '../shared/activityPage.ts';
 
 export const ActivityChange = z.object({
   type: z.literal('FeatureFlag'),
@@ -26,8 +26,22 @@ export const ActivityChange = z.object({
 export const ActivityEntry = z
   .object({
     id: z.string(),
-    user: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string(), email: z.string() }).nullable(),
-    activity: z.enum(['created', 'updated', 'deleted', 'restored', 'role_access_added', 'role_access_removed']),
+    user: z
+      .object({
+        id: z.number().int(),
+        first_name: z.string(),
+        last_name: z.string(),
+        email: z.string(),
+      })
+      .nullable(),
+    activity: z.enum([
+      'created',
+      'updated',
+      'deleted',
+      'restored',
+      'role_access_added',
+      'role_access_removed',
+    ]),
     scope: z.literal('FeatureFlag'),
     item_id: z.string(),
     detail: z.object({
@@ -42,8 +56,17 @@ export type ActivityEntry = z.infer<typeof ActivityEntry>;
 type Change = z.infer<typeof ActivityChange>;
 type Present = Extract<FeatureFlagState, { status: 'present' }>;
 
-const change = (action: Change['action'], field: string, before: unknown, after: unknown): Change => ({
-  type: 'FeatureFlag', action, field, before, after,
+const change = (
+  action: Change['action'],
+  field: string,
+  before: unknown,
+  after: unknown,
+): Change => ({
+  type: 'FeatureFlag',
+  action,
+  field,
+  before,
+  after,
 });
 
 /** One entry per event of a flag stream, with field-level before/after folded from the stream itself. */
@@ -66,23 +89,67 @@ export function activityOf(events: readonly RecordedEvent<FeatureFlagEvent>[]): 
       ...(event.metadata.userId !== undefined ? { userId: event.metadata.userId } : {}),
     };
     const now = state as Present;
-    const detail = (changes: Change[]) => ({ id: String(now.flagId), name: now.fields.key, changes });
+    const detail = (changes: Change[]) => ({
+      id: String(now.flagId),
+      name: now.fields.key,
+      changes,
+    });
     const entry = ((): RawEntry | undefined => {
       switch (event.type) {
         case 'FeatureFlagCreated':
-          return { ...base, activity: 'created', detail: detail(
-            flagFieldNames.map((f) => change('created', f, null, event.data.fields[f]))) };
+          return {
+            ...base,
+            activity: 'created',
+            detail: detail(
+              flagFieldNames.map((f) => change('created', f, null, event.data.fields[f])),
+            ),
+          };
         case 'FeatureFlagPatched':
-          return { ...base, activity: 'updated', detail: detail(
-            flagFieldNames.filter((f) => f in event.data.changes).map((f) => change('changed', f, prev?.fields[f] ?? null, event.data.changes[f]))) };
+          return {
+            ...base,
+            activity: 'updated',
+            detail: detail(
+              flagFieldNames
+                .filter((f) => f in event.data.changes)
+                .map((f) => change('changed', f, prev?.fields[f] ?? null, event.data.changes[f])),
+            ),
+          };
         case 'FeatureFlagSoftDeleted':
-          return { ...base, activity: 'deleted', detail: detail([change('deleted', 'deleted', false, true)]) };
+          return {
+            ...base,
+            activity: 'deleted',
+            detail: detail([change('deleted', 'deleted', false, true)]),
+          };
         case 'FeatureFlagRestored':
-          return { ...base, activity: 'restored', detail: detail([change('changed', 'deleted', true, false)]) };
+          return {
+            ...base,
+            activity: 'restored',
+            detail: detail([change('changed', 'deleted', true, false)]),
+          };
         case 'RoleAccessGranted':
-          return { ...base, activity: 'role_access_added', detail: detail([change('changed', 'role_access', null, { id: event.data.roleAccessId, role_id: event.data.roleId })]) };
+          return {
+            ...base,
+            activity: 'role_access_added',
+            detail: detail([
+              change('changed', 'role_access', null, {
+                id: event.data.roleAccessId,
+                role_id: event.data.roleId,
+              }),
+            ]),
+          };
         case 'RoleAccessRevoked':
-          return { ...base, activity: 'role_access_removed', detail: detail([change('changed', 'role_access', { id: event.data.roleAccessId, role_id: event.data.roleId }, null)]) };
+          return {
+            ...base,
+            activity: 'role_access_removed',
+            detail: detail([
+              change(
+                'changed',
+                'role_access',
+                { id: event.data.roleAccessId, role_id: event.data.roleId },
+                null,
+              ),
+            ]),
+          };
       }
     })();
     if (entry) entries.push(entry);
@@ -91,17 +158,32 @@ export function activityOf(events: readonly RecordedEvent<FeatureFlagEvent>[]): 
 }
 
 /** Activity of one flag, newest first; undefined when the flag is not in this project. */
-export async function flagActivity(store: EventStore, users: Pick<AccessReader, 'activityUsers'>, projectId: number, flagId: number, page: { limit: number; offset: number }) {
+export async function flagActivity(
+  store: EventStore,
+  users: Pick<AccessReader, 'activityUsers'>,
+  projectId: number,
+  flagId: number,
+  page: { limit: number; offset: number },
+) {
   const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
   const created = events[0];
-  if (!created || created.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId) return undefined;
+  if (created?.type !== 'FeatureFlagCreated' || created.data.projectId !== projectId)
+    return undefined;
   return activityPage(users, activityOf(events), page);
 }
 
 /** Activity of every flag of a project, newest first, read from the flag streams in log order. */
-export async function allFlagsActivity(store: EventStore, users: Pick<AccessReader, 'activityUsers'>, projectId: number, page: { limit: number; offset: number }) {
+export async function allFlagsActivity(
+  store: EventStore,
+  users: Pick<AccessReader, 'activityUsers'>,
+  projectId: number,
+  page: { limit: number; offset: number },
+) {
   const byStream = new Map<string, RecordedEvent<FeatureFlagEvent>[]>();
-  for await (const e of readAllEvents(store, { streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`], eventTypes: featureFlagEventTypes })) {
+  for await (const e of readAllEvents(store, {
+    streamPrefixes: [`${FEATURE_FLAG_CATEGORY}-`],
+    eventTypes: featureFlagEventTypes,
+  })) {
     if (e.metadata.projectId !== projectId) continue;
     const list = byStream.get(e.streamName) ?? [];
     list.push(e as RecordedEvent<FeatureFlagEvent>);

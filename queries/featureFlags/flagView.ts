@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { type FlagFilters, deriveFlagFields } from '../../commands/featureFlags/model/flagFilters.ts';
 import { canEditFlag, type FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
+import {
+  deriveFlagFields,
+  type FlagFilters,
+} from '../../commands/featureFlags/model/flagFilters.ts';
 import type { UserRecord } from '../../projections/access/accessReader.ts';
 import type { FlagRow } from '../../projections/featureFlags/featureFlagsReader.ts';
 
@@ -56,7 +59,11 @@ export const toUserView = (u: UserRecord): UserView => ({
 });
 
 /** The API's flag, from its read-model row and its creator (read from the users read model). */
-export function toFlagView(row: FlagRow, creator: UserRecord | undefined, editor: FlagEditor): FlagView {
+export function toFlagView(
+  row: FlagRow,
+  creator: UserRecord | undefined,
+  editor: FlagEditor,
+): FlagView {
   const derived = deriveFlagFields(row.filters as FlagFilters);
   return {
     id: row.id,
@@ -76,7 +83,10 @@ export function toFlagView(row: FlagRow, creator: UserRecord | undefined, editor
     features: {},
     rollback_conditions: row.rollback_conditions ?? null,
     performed_rollback: row.performed_rollback,
-    can_edit: canEditFlag({ createdByUserId: row.created_by_user_id, roleIds: row.role_ids }, editor),
+    can_edit: canEditFlag(
+      { createdByUserId: row.created_by_user_id, roleIds: row.role_ids },
+      editor,
+    ),
     tags: row.tags,
     usage_dashboard: null,
     analytics_dashboards: row.analytics_dashboards,

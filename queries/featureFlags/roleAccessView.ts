@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import type { RoleAccessRow } from '../../projections/featureFlags/featureFlagsReader.ts';
 import { type FlagReaders, getFeatureFlag } from './featureFlagQueries.ts';
-import { FlagView, UserView, toUserView } from './flagView.ts';
+import { FlagView, toUserView, UserView } from './flagView.ts';
 
 /**
  * `members` and `associated_flags` are strings in the contract (api-spec.md); they carry the lists
@@ -33,9 +33,17 @@ export const RoleAccessView = z
 export type RoleAccessView = z.infer<typeof RoleAccessView>;
 
 /** A role as the API shows it: the access read model's role, and the flags of the project listing it. */
-async function roleView(readers: FlagReaders, projectId: number, roleId: string): Promise<z.infer<typeof RoleView>> {
-  const [role, flags] = await Promise.all([readers.access.roleWithMembers(roleId), readers.flags.flagsWithRole(roleId, projectId)]);
-  if (!role) throw new Error(`role ${roleId} of a role access entry is missing from the access read model`);
+async function roleView(
+  readers: FlagReaders,
+  projectId: number,
+  roleId: string,
+): Promise<z.infer<typeof RoleView>> {
+  const [role, flags] = await Promise.all([
+    readers.access.roleWithMembers(roleId),
+    readers.flags.flagsWithRole(roleId, projectId),
+  ]);
+  if (!role)
+    throw new Error(`role ${roleId} of a role access entry is missing from the access read model`);
   return {
     id: role.id,
     name: role.name,
@@ -47,8 +55,16 @@ async function roleView(readers: FlagReaders, projectId: number, roleId: string)
   };
 }
 
-async function toView(readers: FlagReaders, projectId: number, row: RoleAccessRow, editor: FlagEditor): Promise<RoleAccessView> {
-  const [flag, role] = await Promise.all([getFeatureFlag(readers, projectId, row.flag_id, editor), roleView(readers, projectId, row.role_id)]);
+async function toView(
+  readers: FlagReaders,
+  projectId: number,
+  row: RoleAccessRow,
+  editor: FlagEditor,
+): Promise<RoleAccessView> {
+  const [flag, role] = await Promise.all([
+    getFeatureFlag(readers, projectId, row.flag_id, editor),
+    roleView(readers, projectId, row.role_id),
+  ]);
   return {
     id: row.id,
     feature_flag: flag!,
@@ -67,7 +83,10 @@ export async function listRoleAccess(
   editor: FlagEditor,
 ): Promise<{ count: number; results: RoleAccessView[] }> {
   const { count, rows } = await readers.flags.listRoleAccess(flagId, page);
-  return { count, results: await Promise.all(rows.map((r) => toView(readers, projectId, r, editor))) };
+  return {
+    count,
+    results: await Promise.all(rows.map((r) => toView(readers, projectId, r, editor))),
+  };
 }
 
 export async function getRoleAccess(

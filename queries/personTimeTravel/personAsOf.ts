@@ -1,8 +1,14 @@
 import type { PersonRef as PersonIdRef } from '../../commands/persons/model/personRef.ts';
+import { type PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
+import {
+  applyToWorkingSet,
+  emptyWorkingSet,
+  mappingKey,
+  type PersonRow,
+  type WorkingSet,
+} from '../../projections/persons/personsFold.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
-import { type PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
 import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
 
 /**
@@ -34,14 +40,20 @@ export type PersonAsOf = PersonView;
 
 type Identity = { id: number; uuid: string };
 
-export const cutoffMs = (asOf: Date | string): number => (typeof asOf === 'string' ? Date.parse(asOf) : asOf.getTime());
+export const cutoffMs = (asOf: Date | string): number =>
+  typeof asOf === 'string' ? Date.parse(asOf) : asOf.getTime();
 
 export function isAtOrBefore(event: RecordedEvent, cutoff: number): boolean {
   return Date.parse(eventTimeOf(event)) <= cutoff;
 }
 
 /** Finds a person of a working set; `identity` gives the public id/uuid of a row (identity for the live set). */
-export function findPerson(ws: WorkingSet, projectId: number, ref: PersonRef, identity: (p: PersonRow) => Identity): PersonRow | undefined {
+export function findPerson(
+  ws: WorkingSet,
+  projectId: number,
+  ref: PersonRef,
+  identity: (p: PersonRow) => Identity,
+): PersonRow | undefined {
   if (ref.kind === 'distinct_id') {
     const id = ws.mapping.get(mappingKey(projectId, ref.distinctId));
     return id === null || id === undefined ? undefined : ws.persons.get(id);
@@ -96,14 +108,16 @@ export class PersonAsOfFold {
   private liveIdentityOf(p: PersonRow): Identity {
     for (const d of p.distinctIds) {
       const liveId = this.live.mapping.get(mappingKey(p.projectId, d));
-      const live = liveId === null || liveId === undefined ? undefined : this.live.persons.get(liveId);
+      const live =
+        liveId === null || liveId === undefined ? undefined : this.live.persons.get(liveId);
       if (live) return { id: live.id, uuid: live.uuid };
     }
     // Not reachable with the current rules (the live fold applied the same event); keep an answer.
     return { id: p.id, uuid: p.uuid };
   }
 
-  private identity = (p: PersonRow): Identity => this.identities.get(p.id) ?? { id: p.id, uuid: p.uuid };
+  private identity = (p: PersonRow): Identity =>
+    this.identities.get(p.id) ?? { id: p.id, uuid: p.uuid };
 
   find(projectId: number, ref: PersonRef): PersonAsOf | null {
     const p = findPerson(this.past, projectId, ref, this.identity);
@@ -112,14 +126,24 @@ export class PersonAsOfFold {
 }
 
 /** Pure: a person as of `asOf` from an event list in log order. */
-export function personAsOfEvents(events: Iterable<RecordedEvent>, projectId: number, ref: PersonRef, asOf: Date | string): PersonAsOf | null {
+export function personAsOfEvents(
+  events: Iterable<RecordedEvent>,
+  projectId: number,
+  ref: PersonRef,
+  asOf: Date | string,
+): PersonAsOf | null {
   const fold = new PersonAsOfFold(cutoffMs(asOf));
   for (const e of events) fold.apply(e);
   return fold.find(projectId, ref);
 }
 
 /** The person as of `asOf`, from the log (null when nobody matched then). */
-export async function personAsOf(store: EventStore, projectId: number, ref: PersonRef, asOf: Date | string): Promise<PersonAsOf | null> {
+export async function personAsOf(
+  store: EventStore,
+  projectId: number,
+  ref: PersonRef,
+  asOf: Date | string,
+): Promise<PersonAsOf | null> {
   const fold = new PersonAsOfFold(cutoffMs(asOf));
   await replayLog(store, (e) => fold.apply(e));
   return fold.find(projectId, ref);

@@ -1,8 +1,21 @@
+import {
+  applyToWorkingSet,
+  emptyWorkingSet,
+  keysOf,
+  mappingKey,
+  type WorkingSet,
+} from '../../projections/persons/personsFold.ts';
+import type { Properties } from '../../projections/persons/personUpdates.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { applyToWorkingSet, emptyWorkingSet, keysOf, mappingKey, type WorkingSet } from '../../projections/persons/personsFold.ts';
-import type { Properties } from '../../projections/persons/personUpdates.ts';
-import { distinctIdOf, eventNameOf, eventTimeOf, forgetBookkeeping, projectOf, replayLog } from './logReplay.ts';
+import {
+  distinctIdOf,
+  eventNameOf,
+  eventTimeOf,
+  forgetBookkeeping,
+  projectOf,
+  replayLog,
+} from './logReplay.ts';
 
 /**
  * `npm run cli -- person history <distinct_id>`: every property change of the person that distinct id
@@ -19,19 +32,30 @@ export type PropertyChange = {
   before?: unknown;
   after?: unknown;
 };
-export type PersonHistory = { person: { id: number; uuid: string; distinct_ids: string[] }; changes: PropertyChange[] };
+export type PersonHistory = {
+  person: { id: number; uuid: string; distinct_ids: string[] };
+  changes: PropertyChange[];
+};
 
 type Row = PropertyChange & { personId: number };
 
-const idOf = (ws: WorkingSet, projectId: number, distinctId: string): number | undefined => ws.mapping.get(mappingKey(projectId, distinctId)) ?? undefined;
+const idOf = (ws: WorkingSet, projectId: number, distinctId: string): number | undefined =>
+  ws.mapping.get(mappingKey(projectId, distinctId)) ?? undefined;
 
-function diff(before: Properties, after: Properties): { key: string; before?: unknown; after?: unknown }[] {
+function diff(
+  before: Properties,
+  after: Properties,
+): { key: string; before?: unknown; after?: unknown }[] {
   const out: { key: string; before?: unknown; after?: unknown }[] = [];
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const had = key in before;
     const has = key in after;
     if (had && has && JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
-    out.push({ key, ...(had ? { before: before[key] } : {}), ...(has ? { after: after[key] } : {}) });
+    out.push({
+      key,
+      ...(had ? { before: before[key] } : {}),
+      ...(has ? { after: after[key] } : {}),
+    });
   }
   return out;
 }
@@ -63,9 +87,11 @@ export class PersonHistoryFold {
     forgetBookkeeping(ws);
     // A captured event changes the person its distinct id maps to afterwards (merges included);
     // a management event the person it named.
-    const targetId = event.type === 'EventCaptured' ? idOf(ws, this.projectId, distinctId) : managedId;
+    const targetId =
+      event.type === 'EventCaptured' ? idOf(ws, this.projectId, distinctId) : managedId;
     if (event.type === 'EventCaptured' && targetId !== undefined) {
-      for (const id of before.keys()) if (id !== targetId && !ws.persons.has(id)) this.mergedInto.set(id, targetId);
+      for (const id of before.keys())
+        if (id !== targetId && !ws.persons.has(id)) this.mergedInto.set(id, targetId);
     }
     const target = targetId === undefined ? undefined : ws.persons.get(targetId);
     if (!target) return;
@@ -73,13 +99,22 @@ export class PersonHistoryFold {
     if (was === target.properties) return;
     const timestamp = eventTimeOf(event);
     for (const c of diff(was, target.properties)) {
-      this.rows.push({ personId: target.id, timestamp, event: eventNameOf(event), distinct_id: distinctId, property: c.key, ...('before' in c ? { before: c.before } : {}), ...('after' in c ? { after: c.after } : {}) });
+      this.rows.push({
+        personId: target.id,
+        timestamp,
+        event: eventNameOf(event),
+        distinct_id: distinctId,
+        property: c.key,
+        ...('before' in c ? { before: c.before } : {}),
+        ...('after' in c ? { after: c.after } : {}),
+      });
     }
   }
 
   private resolve(id: number): number {
     let at = id;
-    for (let next = this.mergedInto.get(at); next !== undefined; next = this.mergedInto.get(at)) at = next;
+    for (let next = this.mergedInto.get(at); next !== undefined; next = this.mergedInto.get(at))
+      at = next;
     return at;
   }
 
@@ -87,12 +122,21 @@ export class PersonHistoryFold {
     const id = idOf(this.ws, this.projectId, distinctId);
     const person = id === undefined ? undefined : this.ws.persons.get(id);
     if (!person) return null;
-    const changes = this.rows.filter((r) => this.resolve(r.personId) === person.id).map(({ personId: _, ...c }) => c);
-    return { person: { id: person.id, uuid: person.uuid, distinct_ids: [...person.distinctIds] }, changes };
+    const changes = this.rows
+      .filter((r) => this.resolve(r.personId) === person.id)
+      .map(({ personId: _, ...c }) => c);
+    return {
+      person: { id: person.id, uuid: person.uuid, distinct_ids: [...person.distinctIds] },
+      changes,
+    };
   }
 }
 
-export async function personHistory(store: EventStore, projectId: number, distinctId: string): Promise<PersonHistory | null> {
+export async function personHistory(
+  store: EventStore,
+  projectId: number,
+  distinctId: string,
+): Promise<PersonHistory | null> {
   const fold = new PersonHistoryFold(projectId);
   await replayLog(store, (e) => fold.apply(e));
   return fold.result(distinctId);

@@ -1,11 +1,17 @@
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
+import {
+  applyToWorkingSet,
+  emptyWorkingSet,
+  mappingKey,
+  type PersonRow,
+  type WorkingSet,
+} from '../../projections/persons/personsFold.ts';
+import type { Properties } from '../../projections/persons/personUpdates.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
-import { type PersonRow, type WorkingSet, applyToWorkingSet, emptyWorkingSet, mappingKey } from '../../projections/persons/personsFold.ts';
-import type { Properties } from '../../projections/persons/personUpdates.ts';
 import { forgetBookkeeping, replayLog } from './logReplay.ts';
-import { type PersonRef, findPerson } from './personAsOf.ts';
-import { type TimelineParams, drfTimestamp, isoformatUs } from './timelineParams.ts';
+import { findPerson, type PersonRef } from './personAsOf.ts';
+import { drfTimestamp, isoformatUs, type TimelineParams } from './timelineParams.ts';
 
 /**
  * GET persons/:id/properties_timeline/ (capture.md §3.10) from the log instead of ClickHouse's
@@ -20,7 +26,11 @@ import { type TimelineParams, drfTimestamp, isoformatUs } from './timelineParams
  * a new point); its properties are the snapshot of its first event, relevant_event_count the run length.
  */
 
-export type TimelinePoint = { timestamp: string; properties: Properties; relevant_event_count: number };
+export type TimelinePoint = {
+  timestamp: string;
+  properties: Properties;
+  relevant_event_count: number;
+};
 export type PropertiesTimeline = {
   points: TimelinePoint[];
   crucial_property_keys: string[];
@@ -28,7 +38,14 @@ export type PropertiesTimeline = {
   effective_date_to: string;
 };
 
-type Snapshot = { position: bigint; timestamp: string; timeMs: number; projectId: number; distinctId: string; properties: Properties };
+type Snapshot = {
+  position: bigint;
+  timestamp: string;
+  timeMs: number;
+  projectId: number;
+  distinctId: string;
+  properties: Properties;
+};
 
 export class TimelineFold {
   readonly ws: WorkingSet = emptyWorkingSet();
@@ -51,7 +68,14 @@ export class TimelineFold {
     const id = this.ws.mapping.get(mappingKey(d.projectId, d.distinctId));
     const person = id === null || id === undefined ? undefined : this.ws.persons.get(id);
     // Properties objects are replaced, never mutated, by the fold: keeping the reference is a snapshot.
-    this.snapshots.push({ position: event.position, timestamp: d.timestamp, timeMs, projectId: d.projectId, distinctId: d.distinctId, properties: person?.properties ?? {} });
+    this.snapshots.push({
+      position: event.position,
+      timestamp: d.timestamp,
+      timeMs,
+      projectId: d.projectId,
+      distinctId: d.distinctId,
+      properties: person?.properties ?? {},
+    });
   }
 
   /** The live person (null: nobody) and its timeline. */
@@ -61,7 +85,10 @@ export class TimelineFold {
     const ids = new Set(person.distinctIds);
     const events = this.snapshots
       .filter((s) => ids.has(s.distinctId))
-      .sort((a, b) => a.timeMs - b.timeMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+      .sort(
+        (a, b) =>
+          a.timeMs - b.timeMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0),
+      );
     return {
       person,
       timeline: {
@@ -75,13 +102,20 @@ export class TimelineFold {
 }
 
 /** Runs of equal crucial-value tuples, in the given (time) order. */
-export function pointsOf(events: readonly { timestamp: string; properties: Properties }[], crucialKeys: readonly string[]): TimelinePoint[] {
+export function pointsOf(
+  events: readonly { timestamp: string; properties: Properties }[],
+  crucialKeys: readonly string[],
+): TimelinePoint[] {
   const points: TimelinePoint[] = [];
   let previous: string | undefined;
   for (const e of events) {
     const tuple = JSON.stringify(crucialKeys.map((k) => e.properties[k] ?? null));
     if (points.length === 0 || tuple !== previous) {
-      points.push({ timestamp: drfTimestamp(e.timestamp), properties: { ...e.properties }, relevant_event_count: 1 });
+      points.push({
+        timestamp: drfTimestamp(e.timestamp),
+        properties: { ...e.properties },
+        relevant_event_count: 1,
+      });
     } else {
       points[points.length - 1]!.relevant_event_count++;
     }
@@ -90,7 +124,12 @@ export function pointsOf(events: readonly { timestamp: string; properties: Prope
   return points;
 }
 
-export async function propertiesTimeline(store: EventStore, projectId: number, ref: PersonRef, params: TimelineParams): Promise<PropertiesTimeline | null> {
+export async function propertiesTimeline(
+  store: EventStore,
+  projectId: number,
+  ref: PersonRef,
+  params: TimelineParams,
+): Promise<PropertiesTimeline | null> {
   const fold = new TimelineFold(projectId, params);
   await replayLog(store, (e) => fold.apply(e));
   return fold.result(ref)?.timeline ?? null;

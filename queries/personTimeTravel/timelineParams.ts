@@ -25,10 +25,20 @@ export type TimelineParams = {
   toUs: number;
 };
 
-export type RawTimelineQuery = Partial<Record<
-  'events' | 'actions' | 'properties' | 'date_from' | 'date_to' | 'interval' | 'breakdown' | 'breakdown_type' | 'aggregation_group_type_index',
-  string
->>;
+export type RawTimelineQuery = Partial<
+  Record<
+    | 'events'
+    | 'actions'
+    | 'properties'
+    | 'date_from'
+    | 'date_to'
+    | 'interval'
+    | 'breakdown'
+    | 'breakdown_type'
+    | 'aggregation_group_type_index',
+    string
+  >
+>;
 
 const US_PER_MS = 1000;
 const DAY_US = 86_400_000_000;
@@ -46,22 +56,32 @@ function json(raw: string | undefined, attr: string): unknown {
 
 /** Person keys of a property filter list or an AND/OR group ({type, values}), recursively. */
 function personKeys(filter: unknown, into: Set<string>): void {
-  if (Array.isArray(filter)) return filter.forEach((f) => personKeys(f, into));
+  if (Array.isArray(filter)) {
+    for (const f of filter) personKeys(f, into);
+    return;
+  }
   if (typeof filter !== 'object' || filter === null) return;
   const f = filter as Record<string, unknown>;
-  if (Array.isArray(f.values) && (f.type === 'AND' || f.type === 'OR')) return personKeys(f.values, into);
+  if (Array.isArray(f.values) && (f.type === 'AND' || f.type === 'OR'))
+    return personKeys(f.values, into);
   if (f.type === 'person' && typeof f.key === 'string') into.add(f.key);
 }
 
 const startOfDayUs = (us: number) => Math.floor(us / DAY_US) * DAY_US;
 
 /** ISO date/time, YYYY-MM-DD, or relative -Nh/-Nd/-Nw/-Nm/-Ny; `end` rounds dates to the day's last µs. */
-function parseDate(raw: string, nowMs: number, end: boolean, attr: string): { us: number; dateOnly: boolean } {
+function parseDate(
+  raw: string,
+  nowMs: number,
+  end: boolean,
+  attr: string,
+): { us: number; dateOnly: boolean } {
   const rel = /^-(\d+)([hdwmy])$/.exec(raw);
   if (rel) {
     const n = Number(rel[1]);
     const now = new Date(nowMs);
-    if (rel[2] === 'h') return { us: Math.floor((nowMs - n * 3_600_000) / 3_600_000) * HOUR_US, dateOnly: false };
+    if (rel[2] === 'h')
+      return { us: Math.floor((nowMs - n * 3_600_000) / 3_600_000) * HOUR_US, dateOnly: false };
     if (rel[2] === 'd') now.setUTCDate(now.getUTCDate() - n);
     if (rel[2] === 'w') now.setUTCDate(now.getUTCDate() - 7 * n);
     if (rel[2] === 'm') now.setUTCMonth(now.getUTCMonth() - n);
@@ -87,24 +107,33 @@ function plusInterval(us: number, interval: Interval): number {
 
 export function parseTimelineQuery(q: RawTimelineQuery, nowMs: number): TimelineParams {
   const interval = (q.interval ?? 'day') as Interval;
-  if (!['hour', 'day', 'week', 'month'].includes(interval)) throw new TimelineParamError('interval', 'interval must be hour, day, week or month');
+  if (!['hour', 'day', 'week', 'month'].includes(interval))
+    throw new TimelineParamError('interval', 'interval must be hour, day, week or month');
   if (q.aggregation_group_type_index !== undefined && q.aggregation_group_type_index !== '') {
-    throw new TimelineParamError('aggregation_group_type_index', 'group properties timelines are not supported');
+    throw new TimelineParamError(
+      'aggregation_group_type_index',
+      'group properties timelines are not supported',
+    );
   }
   const actions = json(q.actions, 'actions');
-  if (Array.isArray(actions) && actions.length > 0) throw new TimelineParamError('actions', 'actions are not supported yet');
+  if (Array.isArray(actions) && actions.length > 0)
+    throw new TimelineParamError('actions', 'actions are not supported yet');
 
   const keys = new Set<string>();
   personKeys(json(q.properties, 'properties'), keys);
   const events = json(q.events, 'events');
-  if (events !== undefined && !Array.isArray(events)) throw new TimelineParamError('events', 'events must be a JSON list');
+  if (events !== undefined && !Array.isArray(events))
+    throw new TimelineParamError('events', 'events must be a JSON list');
   let eventNames: string[] | null = null;
   let allEvents = false;
   for (const entity of (events ?? []) as Record<string, unknown>[]) {
     personKeys(entity?.properties, keys);
     // An entity with id null is "all events": no name filter at all.
     if (entity?.id === null || entity?.id === undefined) allEvents = true;
-    else (eventNames ??= []).push(String(entity.id));
+    else {
+      eventNames ??= [];
+      eventNames.push(String(entity.id));
+    }
   }
   if (allEvents) eventNames = null;
   if (q.breakdown_type === 'person' && q.breakdown) {
@@ -128,4 +157,5 @@ export function isoformatUs(us: number): string {
 }
 
 /** DRF's datetime rendering: Z, milliseconds only when there are some. */
-export const drfTimestamp = (iso: string): string => new Date(iso).toISOString().replace('.000Z', 'Z');
+export const drfTimestamp = (iso: string): string =>
+  new Date(iso).toISOString().replace('.000Z', 'Z');

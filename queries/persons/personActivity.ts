@@ -1,11 +1,15 @@
-import { accessReader } from '../../projections/access/accessReader.ts';
 import type pg from 'pg';
 import { z } from 'zod';
+import {
+  PERSON_CATEGORY,
+  type PersonEvent,
+  personEventTypes,
+} from '../../commands/persons/model/personEvents.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 import { activityPage } from '../shared/activityPage.ts';
-import { PERSON_CATEGORY, type PersonEvent, personEventTypes } from '../../commands/persons/model/personEvents.ts';
 
 export const PersonActivityChange = z.object({
   type: z.literal('Person'),
@@ -18,11 +22,24 @@ export const PersonActivityChange = z.object({
 export const PersonActivityEntry = z
   .object({
     id: z.string(),
-    user: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string(), email: z.string() }).nullable(),
+    user: z
+      .object({
+        id: z.number().int(),
+        first_name: z.string(),
+        last_name: z.string(),
+        email: z.string(),
+      })
+      .nullable(),
     activity: z.enum(['updated', 'delete_property', 'split_person', 'deleted']),
     scope: z.literal('Person'),
-    item_id: z.string().describe('the person\'s integer id (its uuid for entries written without one)'),
-    detail: z.object({ id: z.string(), name: z.string().nullable().describe('the person uuid'), changes: z.array(PersonActivityChange) }),
+    item_id: z
+      .string()
+      .describe("the person's integer id (its uuid for entries written without one)"),
+    detail: z.object({
+      id: z.string(),
+      name: z.string().nullable().describe('the person uuid'),
+      changes: z.array(PersonActivityChange),
+    }),
     created_at: z.string(),
   })
   .meta({ id: 'PersonActivityLogEntry' });
@@ -30,7 +47,12 @@ export type PersonActivityEntry = z.infer<typeof PersonActivityEntry>;
 type Change = z.infer<typeof PersonActivityChange>;
 type RawEntry = Omit<PersonActivityEntry, 'user'> & { userId?: number; position: bigint };
 
-const change = (action: Change['action'], field: string | null, before: unknown, after: unknown): Change => ({ type: 'Person', action, field, before, after });
+const change = (
+  action: Change['action'],
+  field: string | null,
+  before: unknown,
+  after: unknown,
+): Change => ({ type: 'Person', action, field, before, after });
 
 /**
  * One entry per person management event, from the event alone: each carries what the decision
@@ -51,17 +73,50 @@ export function personActivityOf(event: RecordedEvent<PersonEvent>): RawEntry {
   switch (event.type) {
     case 'PersonPropertiesUpdated': {
       const before = event.data.before ?? {};
-      const was = Object.fromEntries(Object.keys(event.data.set).map((k) => [k, k in before ? before[k] : null]));
-      return { ...base, activity: 'updated', detail: detail([change('changed', 'properties', was, event.data.set)]) };
+      const was = Object.fromEntries(
+        Object.keys(event.data.set).map((k) => [k, k in before ? before[k] : null]),
+      );
+      return {
+        ...base,
+        activity: 'updated',
+        detail: detail([change('changed', 'properties', was, event.data.set)]),
+      };
     }
     case 'PersonPropertyDeleted':
-      return { ...base, activity: 'delete_property', detail: detail([change('changed', 'properties', { [event.data.key]: event.data.before ?? null }, {})]) };
+      return {
+        ...base,
+        activity: 'delete_property',
+        detail: detail([
+          change('changed', 'properties', { [event.data.key]: event.data.before ?? null }, {}),
+        ]),
+      };
     case 'PersonSplit': {
       const all = [event.data.keepDistinctId, ...event.data.splitDistinctIds];
-      return { ...base, activity: 'split_person', detail: detail([change('split', null, null, { distinct_ids: all, main_distinct_id: event.data.keepDistinctId, properties_wiped: event.data.wipeProperties })]) };
+      return {
+        ...base,
+        activity: 'split_person',
+        detail: detail([
+          change('split', null, null, {
+            distinct_ids: all,
+            main_distinct_id: event.data.keepDistinctId,
+            properties_wiped: event.data.wipeProperties,
+          }),
+        ]),
+      };
     }
     case 'PersonDeleted':
-      return { ...base, activity: 'deleted', detail: detail([change('deleted', null, { distinct_ids: event.data.distinctIds }, { delete_events: event.data.deleteEvents })]) };
+      return {
+        ...base,
+        activity: 'deleted',
+        detail: detail([
+          change(
+            'deleted',
+            null,
+            { distinct_ids: event.data.distinctIds },
+            { delete_events: event.data.deleteEvents },
+          ),
+        ]),
+      };
   }
 }
 
@@ -69,7 +124,9 @@ export function personActivityOf(event: RecordedEvent<PersonEvent>): RawEntry {
 export type PersonSelector = { personId?: number; personUuid?: string };
 
 const matches = (s: PersonSelector, d: PersonEvent['data']) =>
-  d.personId !== undefined && s.personId !== undefined ? d.personId === s.personId : s.personUuid !== undefined && d.personUuid === s.personUuid;
+  d.personId !== undefined && s.personId !== undefined
+    ? d.personId === s.personId
+    : s.personUuid !== undefined && d.personUuid === s.personUuid;
 
 /**
  * Person activity of a project, newest first, read from the person streams of the log (one scan
@@ -83,7 +140,10 @@ export async function personActivity(
   only?: PersonSelector,
 ): Promise<{ count: number; results: PersonActivityEntry[] }> {
   const entries: RawEntry[] = [];
-  for await (const e of readAllEvents(store, { streamPrefixes: [`${PERSON_CATEGORY}-`], eventTypes: personEventTypes })) {
+  for await (const e of readAllEvents(store, {
+    streamPrefixes: [`${PERSON_CATEGORY}-`],
+    eventTypes: personEventTypes,
+  })) {
     const event = e as RecordedEvent<PersonEvent>;
     if (event.data.projectId !== projectId || (only && !matches(only, event.data))) continue;
     entries.push(personActivityOf(event));

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { stringify, type Stringifier } from 'csv-stringify';
+import { type Stringifier, stringify } from 'csv-stringify';
 import { type PersonRecord, toPersonView } from '../../commands/persons/model/personView.ts';
 import type { PersonWhere } from '../../projections/persons/personFilters.ts';
 import type { PersonsReader } from '../../projections/persons/personsReader.ts';
@@ -14,12 +14,20 @@ const cell = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v :
 export function csvRow(person: PersonRecord, keys: readonly string[]): string[] {
   const view = toPersonView(person);
   return [
-    String(view.id), view.uuid, view.name, JSON.stringify(view.distinct_ids), String(view.is_identified), view.created_at,
+    String(view.id),
+    view.uuid,
+    view.name,
+    JSON.stringify(view.distinct_ids),
+    String(view.is_identified),
+    view.created_at,
     ...keys.map((k) => cell(view.properties[k])),
   ];
 }
 
-export const csvHeader = (keys: readonly string[]) => [...FIXED, ...keys.map((k) => `properties.${k}`)];
+export const csvHeader = (keys: readonly string[]) => [
+  ...FIXED,
+  ...keys.map((k) => `properties.${k}`),
+];
 
 /** Resolves when the stream wants more, false when it was closed (the client went away). */
 const writable = (out: Stringifier) =>
@@ -41,7 +49,12 @@ const writable = (out: Stringifier) =>
  * (REPEATABLE READ), so the header's property columns cover every row written, page by page,
  * with backpressure; a client that goes away ends the read.
  */
-export async function personsCsvStream(persons: PersonsReader, where: PersonWhere, limit: number, offset: number): Promise<Readable> {
+export async function personsCsvStream(
+  persons: PersonsReader,
+  where: PersonWhere,
+  limit: number,
+  offset: number,
+): Promise<Readable> {
   const snapshot = await persons.snapshot();
   let keys: string[];
   try {

@@ -1,11 +1,4 @@
 import { parseArgs } from 'node:util';
-import { type AppContext, createAwaitProjection } from '../appContext.ts';
-import { type Config, ConfigError, loadConfig } from '../config.ts';
-import { createProjectionRunner } from '../processing/projectionRunner.ts';
-import { rebuildProjection } from '../processing/rebuildProjection.ts';
-import { openStores } from '../runtime/stores.ts';
-import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
-import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { addProjectMember } from '../../commands/access/addProjectMember.ts';
 import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
@@ -13,10 +6,17 @@ import { createProject } from '../../commands/access/createProject.ts';
 import { createRole } from '../../commands/access/createRole.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
 import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
-import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
-import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
-import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
+import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
+import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
+import { type AppContext, createAwaitProjection } from '../appContext.ts';
+import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { createProjectionRunner } from '../processing/projectionRunner.ts';
+import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
+import { rebuildProjection } from '../processing/rebuildProjection.ts';
+import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
+import { openStores } from '../runtime/stores.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options] [--json]
   project create --name NAME [--owner EMAIL]
@@ -31,8 +31,15 @@ class UsageError extends Error {}
 class NotFound extends Error {}
 
 type Options = {
-  json?: boolean; name?: string; owner?: string; project?: string; scopes?: string; user?: string;
-  label?: string; 'access-level'?: string; member?: string[];
+  json?: boolean;
+  name?: string;
+  owner?: string;
+  project?: string;
+  scopes?: string;
+  user?: string;
+  label?: string;
+  'access-level'?: string;
+  member?: string[];
 };
 
 function required(value: string | undefined, flag: string): string {
@@ -40,64 +47,132 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-async function run(ctx: AppContext, words: string[], o: Options, config: Config, serverRunning: boolean): Promise<{ json: unknown; text: string }> {
+async function run(
+  ctx: AppContext,
+  words: string[],
+  o: Options,
+  config: Config,
+  serverRunning: boolean,
+): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
   const deps = accessDeps(ctx);
   if (noun === 'project' && verb === 'create') {
     const { userId } = await ensureUser(deps, { email: ownerEmail });
-    const project = await createProject(deps, { name: required(o.name, 'name'), ownerUserId: userId });
-    const key = await createPersonalApiKey(deps, { userId, scopes: ['*'], scopedProjectIds: [project.projectId], label: 'cli' });
-    const json = { project_id: project.projectId, project_api_key: project.projectApiKey, personal_api_key: key.personalApiKey };
-    return { json, text: `project ${json.project_id} created\n  project API key: ${json.project_api_key}\n  personal API key: ${json.personal_api_key}` };
+    const project = await createProject(deps, {
+      name: required(o.name, 'name'),
+      ownerUserId: userId,
+    });
+    const key = await createPersonalApiKey(deps, {
+      userId,
+      scopes: ['*'],
+      scopedProjectIds: [project.projectId],
+      label: 'cli',
+    });
+    const json = {
+      project_id: project.projectId,
+      project_api_key: project.projectApiKey,
+      personal_api_key: key.personalApiKey,
+    };
+    return {
+      json,
+      text: `project ${json.project_id} created\n  project API key: ${json.project_api_key}\n  personal API key: ${json.personal_api_key}`,
+    };
   }
   if (noun === 'personal-key' && verb === 'create') {
     const projectId = Number(required(o.project, 'project'));
-    const scopes = required(o.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+    const scopes = required(o.scopes, 'scopes')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const bad = scopes.find((s) => s !== '*' && !/^[a-z_]+:(read|write)$/.test(s));
     if (!Number.isInteger(projectId)) throw new UsageError('--project must be a project id');
     if (bad) throw new UsageError(`invalid scope "${bad}": use object:read or object:write, or *`);
-    if (!(await deps.access.projectExists(projectId))) throw new UsageError(`project ${projectId} does not exist`);
+    if (!(await deps.access.projectExists(projectId)))
+      throw new UsageError(`project ${projectId} does not exist`);
     const { userId } = await ensureUser(deps, { email: o.user ?? ownerEmail });
     await addProjectMember(deps, { projectId, userId, level: ACCESS_LEVEL.member });
-    const key = await createPersonalApiKey(deps, { userId, scopes, scopedProjectIds: [projectId], label: o.label ?? 'cli' });
-    const json = { id: key.keyId, personal_api_key: key.personalApiKey, user_id: userId, project_id: projectId, scopes };
-    return { json, text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}` };
+    const key = await createPersonalApiKey(deps, {
+      userId,
+      scopes,
+      scopedProjectIds: [projectId],
+      label: o.label ?? 'cli',
+    });
+    const json = {
+      id: key.keyId,
+      personal_api_key: key.personalApiKey,
+      user_id: userId,
+      project_id: projectId,
+      scopes,
+    };
+    return {
+      json,
+      text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}`,
+    };
   }
   if (noun === 'role' && verb === 'create') {
     const level = Number(required(o['access-level'], 'access-level'));
-    if (level !== 21 && level !== 37) throw new UsageError('--access-level must be 21 (view) or 37 (edit)');
+    if (level !== 21 && level !== 37)
+      throw new UsageError('--access-level must be 21 (view) or 37 (edit)');
     const members = [];
     for (const email of o.member ?? []) members.push((await ensureUser(deps, { email })).userId);
-    const { roleId } = await createRole(deps, { name: required(o.name, 'name'), featureFlagsAccessLevel: level, memberUserIds: members, createdByUserId: null });
-    const json = { id: roleId, name: o.name, feature_flags_access_level: level, member_user_ids: members };
+    const { roleId } = await createRole(deps, {
+      name: required(o.name, 'name'),
+      featureFlagsAccessLevel: level,
+      memberUserIds: members,
+      createdByUserId: null,
+    });
+    const json = {
+      id: roleId,
+      name: o.name,
+      feature_flags_access_level: level,
+      member_user_ids: members,
+    };
     return { json, text: `role ${roleId} created` };
   }
   if (noun === 'rebuild') {
     const target = verb;
-    const chosen = target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
+    const chosen =
+      target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
     const clickhouseToo = target === 'all' || target === 'events';
-    if (!target || (chosen.length === 0 && !clickhouseToo)) throw new UsageError(`unknown read model "${target ?? ''}"`);
+    if (!target || (chosen.length === 0 && !clickhouseToo))
+      throw new UsageError(`unknown read model "${target ?? ''}"`);
     const rebuilt: { name: string; events?: number; position?: string; skipped?: string }[] = [];
     for (const p of chosen) {
       const r = await rebuildProjection(ctx.store, ctx.pool, p);
       rebuilt.push({ name: r.name, events: r.events, position: r.position.toString() });
     }
-    if (clickhouseToo) rebuilt.push(...(await rebuildClickHouse(ctx, config, target === 'events', serverRunning)));
+    if (clickhouseToo)
+      rebuilt.push(...(await rebuildClickHouse(ctx, config, target === 'events', serverRunning)));
     const line = (r: (typeof rebuilt)[number]) =>
-      r.skipped ? `skipped ${r.name}: ${r.skipped}` : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
+      r.skipped
+        ? `skipped ${r.name}: ${r.skipped}`
+        : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
     return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
   }
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
     if (serverRunning && !config.clickhouseUrl) {
-      throw new NotFound('a server running on this DATA_DIR holds the embedded ClickHouse: stop it first, or let its schedule run the deletions');
+      throw new NotFound(
+        'a server running on this DATA_DIR holds the embedded ClickHouse: stop it first, or let its schedule run the deletions',
+      );
     }
-    const clickhouse = await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+    const clickhouse = await openClickHouse(
+      config.clickhouseUrl,
+      config.chdbPath,
+      config.clickhouseDatabase,
+    );
     try {
-      const r = await runEventDeletions({ store: ctx.store, pool: ctx.pool, clickhouse, awaitProjection: ctx.awaitProjection });
+      const r = await runEventDeletions({
+        store: ctx.store,
+        pool: ctx.pool,
+        clickhouse,
+        awaitProjection: ctx.awaitProjection,
+      });
       const json = { ran: r.ran, deleted: r.deleted, waiting: r.waiting };
-      const text = !r.ran ? 'another process is running the deletions' : `${r.deleted} queued deletion(s) done, ${r.waiting} waiting for ClickHouse to catch up`;
+      const text = !r.ran
+        ? 'another process is running the deletions'
+        : `${r.deleted} queued deletion(s) done, ${r.waiting} waiting for ClickHouse to catch up`;
       return { json, text };
     } finally {
       await clickhouse.close();
@@ -106,13 +181,15 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
   if (noun === 'person' && verb === 'history') {
     const distinctId = arg ?? '';
     if (!distinctId) throw new UsageError('missing the distinct id');
-    if (o.project !== undefined && !/^\d+$/.test(o.project)) throw new UsageError('--project must be a project id');
+    if (o.project !== undefined && !/^\d+$/.test(o.project))
+      throw new UsageError('--project must be a project id');
     const projectId = o.project ? Number(o.project) : await deps.access.firstProjectId();
     if (projectId === undefined || (o.project && !(await deps.access.projectExists(projectId)))) {
       throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
     }
     const history = await personHistory(ctx.store, projectId, distinctId);
-    if (!history) throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
+    if (!history)
+      throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
     return { json: history, text: formatHistory(history, distinctId) };
   }
   throw new UsageError(`unknown command "${words.join(' ')}"`);
@@ -123,12 +200,24 @@ async function run(ctx: AppContext, words: string[], o: Options, config: Config,
  * chDB a running server holds it, and with a ClickHouse server a running server holds the
  * projection's lock. Asked for by name this fails; as part of `all` it is reported as skipped.
  */
-async function rebuildClickHouse(ctx: AppContext, config: Config, required: boolean, serverRunning: boolean) {
+async function rebuildClickHouse(
+  ctx: AppContext,
+  config: Config,
+  required: boolean,
+  serverRunning: boolean,
+) {
   let clickhouse: ClickHouse | undefined;
   try {
     // chDB is in-process: a second process must not open the directory a running server uses.
-    if (serverRunning && !config.clickhouseUrl) throw new Error('a server running on this DATA_DIR holds the embedded ClickHouse; stop it first');
-    clickhouse = await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+    if (serverRunning && !config.clickhouseUrl)
+      throw new Error(
+        'a server running on this DATA_DIR holds the embedded ClickHouse; stop it first',
+      );
+    clickhouse = await openClickHouse(
+      config.clickhouseUrl,
+      config.chdbPath,
+      config.clickhouseDatabase,
+    );
     const results = [];
     for (const p of chProjectionsFor(ctx.pool)) {
       const r = await rebuildClickHouseProjection(ctx.store, ctx.pool, clickhouse, p);
@@ -148,16 +237,26 @@ async function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      json: { type: 'boolean' }, name: { type: 'string' }, owner: { type: 'string' }, project: { type: 'string' },
-      scopes: { type: 'string' }, user: { type: 'string' }, label: { type: 'string' },
-      'access-level': { type: 'string' }, member: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      name: { type: 'string' },
+      owner: { type: 'string' },
+      project: { type: 'string' },
+      scopes: { type: 'string' },
+      user: { type: 'string' },
+      label: { type: 'string' },
+      'access-level': { type: 'string' },
+      member: { type: 'string', multiple: true },
     },
   });
   if (positionals.length === 0) throw new UsageError('no command given');
   const config = loadConfig();
   const stores = await openStores(config, pgProjections);
   // The CLI projects what it writes itself, so it works with or without a server on the same data.
-  const runners = new Map(pgProjections.map((p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const));
+  const runners = new Map(
+    pgProjections.map(
+      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const,
+    ),
+  );
   const rebuilding = positionals[0] === 'rebuild';
   const readOnly = positionals[0] === 'person';
   if (!rebuilding && !readOnly) for (const r of runners.values()) await r.start();

@@ -18,8 +18,10 @@ export type HandleResult<S, E extends Event> = Readonly<{
 }>;
 
 /** The position of the last appended event of one of `types`, for the read model that folds them. */
-export const lastPositionOf = (appended: readonly AppendedEvent[], types: readonly string[] | undefined) =>
-  appended.filter((e) => types?.includes(e.type)).at(-1)?.position;
+export const lastPositionOf = (
+  appended: readonly AppendedEvent[],
+  types: readonly string[] | undefined,
+) => appended.filter((e) => types?.includes(e.type)).at(-1)?.position;
 
 /**
  * read → fold → decide → append with the revision read. A concurrent writer makes the append fail;

@@ -1,5 +1,5 @@
-import type { Event } from './event.ts';
 import type { DomainError } from './errors.ts';
+import type { Event } from './event.ts';
 
 /** Emmett-style decider: pure functions only; the handler does all I/O. */
 export type Decider<S, C, E extends Event> = Readonly<{

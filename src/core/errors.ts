@@ -5,7 +5,14 @@
  * routes knows HTTP.
  */
 export type DomainError = Readonly<{
-  kind: 'validation' | 'not_found' | 'forbidden' | 'conflict' | 'unauthenticated' | 'too_large' | 'throttled';
+  kind:
+    | 'validation'
+    | 'not_found'
+    | 'forbidden'
+    | 'conflict'
+    | 'unauthenticated'
+    | 'too_large'
+    | 'throttled';
   code: string;
   detail: string;
   attr: string | null;
@@ -23,15 +30,21 @@ export const validation = (code: string, detail: string, attr: string | null = n
   domainError('validation', code, detail, attr);
 export const invalidInput = (detail: string, attr: string | null = null) =>
   domainError('validation', 'invalid_input', detail, attr);
-export const required = (attr: string) => domainError('validation', 'required', 'This field is required.', attr);
+export const required = (attr: string) =>
+  domainError('validation', 'required', 'This field is required.', attr);
 export const notFound = (detail = 'Not found.') => domainError('not_found', 'not_found', detail);
 export const forbidden = (detail: string) => domainError('forbidden', 'permission_denied', detail);
-export const unauthenticated = (code: string, detail: string) => domainError('unauthenticated', code, detail);
+export const unauthenticated = (code: string, detail: string) =>
+  domainError('unauthenticated', code, detail);
 export const tooLarge = (detail: string) => domainError('too_large', 'payload_too_large', detail);
 export const throttled = (detail: string) => domainError('throttled', 'throttled', detail);
 
 export const isDomainError = (value: unknown): value is DomainError =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && 'kind' in value && 'code' in value;
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  'kind' in value &&
+  'code' in value;
 
 /**
  * Thrown across layers (handlers, readers, queries) to reach the HTTP error mapper. Parsers of

@@ -16,19 +16,21 @@ export type EventMetadata = Readonly<{
   occurredAt: string;
 }>;
 
-export type EventToAppend<E extends Event = Event> = E & Readonly<{
-  /** event id; client-supplied uuids make appends idempotent */
-  id?: string;
-  metadata: EventMetadata;
-}>;
+export type EventToAppend<E extends Event = Event> = E &
+  Readonly<{
+    /** event id; client-supplied uuids make appends idempotent */
+    id?: string;
+    metadata: EventMetadata;
+  }>;
 
-export type RecordedEvent<E extends Event = Event> = E & Readonly<{
-  id: string;
-  streamName: string;
-  /** 0-based revision within the stream */
-  revision: bigint;
-  /** position in the global log ($all); strictly increasing in commit order */
-  position: bigint;
-  metadata: EventMetadata;
-  recordedAt: Date;
-}>;
+export type RecordedEvent<E extends Event = Event> = E &
+  Readonly<{
+    id: string;
+    streamName: string;
+    /** 0-based revision within the stream */
+    revision: bigint;
+    /** position in the global log ($all); strictly increasing in commit order */
+    position: bigint;
+    metadata: EventMetadata;
+    recordedAt: Date;
+  }>;

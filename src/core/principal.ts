@@ -22,5 +22,7 @@ export type ProjectAccess = Readonly<{ id: number; name: string; level: number }
 /** `x:write` includes `x:read`; `*` is every scope. */
 export const hasScope = (scopes: readonly string[], needed: string) => {
   const [object, action] = needed.split(':');
-  return scopes.some((s) => s === '*' || s === needed || (action === 'read' && s === `${object}:write`));
+  return scopes.some(
+    (s) => s === '*' || s === needed || (action === 'read' && s === `${object}:write`),
+  );
 };

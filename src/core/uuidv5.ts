@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
  * portable JavaScript SHA-1 under ESM, which showed up as several per cent of capture CPU.
  */
 export function uuidv5(name: string, namespace: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.toString('hex', 0, 16);

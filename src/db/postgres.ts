@@ -13,9 +13,17 @@ export type PoolTimeouts = Readonly<{
   idleInTransactionMs: number;
 }>;
 
-export const DEFAULT_POOL_TIMEOUTS: PoolTimeouts = { connectMs: 2_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
+export const DEFAULT_POOL_TIMEOUTS: PoolTimeouts = {
+  connectMs: 2_000,
+  statementMs: 30_000,
+  idleInTransactionMs: 60_000,
+};
 
-export function createPool(connectionString: string, max = 10, timeouts: PoolTimeouts = DEFAULT_POOL_TIMEOUTS): pg.Pool {
+export function createPool(
+  connectionString: string,
+  max = 10,
+  timeouts: PoolTimeouts = DEFAULT_POOL_TIMEOUTS,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -33,7 +41,10 @@ export function createPool(connectionString: string, max = 10, timeouts: PoolTim
   return pool;
 }
 
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -53,8 +64,22 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
 // Connection-level failures (socket codes and SQLSTATE classes 08, 53300, 57P0x) and client-side
 // timeouts: the database is unreachable or overloaded, not the request wrong.
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH',
-  '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
 ]);
 const UNAVAILABLE_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|connection error|Query read timeout|the database system is (starting up|shutting down|in recovery mode)|Client was closed|Cannot use a pool after calling end/i;

@@ -11,7 +11,11 @@ export type AppendNotifier = {
  * LISTEN/NOTIFY carries appends made by other processes (the CLI beside a running server); the
  * poll interval is only a safety net for a dropped listener connection.
  */
-export function createAppendNotifier(pool: pg.Pool, channel: string, pollMs = 1000): AppendNotifier {
+export function createAppendNotifier(
+  pool: pg.Pool,
+  channel: string,
+  pollMs = 1000,
+): AppendNotifier {
   let waiters: Array<() => void> = [];
   let listener: pg.PoolClient | undefined;
   let listenerState: { released: boolean } | undefined;
@@ -34,7 +38,10 @@ export function createAppendNotifier(pool: pg.Pool, channel: string, pollMs = 10
   const connect = () => {
     connecting ??= (async () => {
       const client = await pool.connect().catch(() => undefined);
-      if (!client) return void (connecting = undefined);
+      if (!client) {
+        connecting = undefined;
+        return;
+      }
       const state = { released: false };
       if (closed) return releaseOnce(client, state, false);
       client.on('notification', wake);

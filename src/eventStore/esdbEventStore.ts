@@ -1,14 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import {
-  ANY, BACKWARDS, END, EventStoreDBClient, FORWARDS, NO_STREAM, START, STREAM_EXISTS, StreamNotFoundError,
-  WrongExpectedVersionError, eventTypeFilter, excludeSystemEvents, jsonEvent, streamNameFilter,
-  type AllStreamSubscription, type AppendExpectedRevision, type Filter, type Position, type ReadPosition,
+  type AllStreamSubscription,
+  ANY,
+  type AppendExpectedRevision,
+  BACKWARDS,
+  END,
   type RecordedEvent as EsdbRecordedEvent,
+  EventStoreDBClient,
+  eventTypeFilter,
+  excludeSystemEvents,
+  type Filter,
+  FORWARDS,
+  jsonEvent,
+  NO_STREAM,
+  type Position,
+  type ReadPosition,
+  START,
+  STREAM_EXISTS,
+  StreamNotFoundError,
+  streamNameFilter,
+  WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
 import {
-  type AllFilter, type AllPosition, type AppendedEvent, type AppendResult, type EventStore, type ExpectedRevision, type ReadAllOptions,
-  type ReadStreamOptions, type SubscribeOptions, type Subscription, WrongExpectedRevisionError,
+  type AllFilter,
+  type AllPosition,
+  type AppendedEvent,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type SubscribeOptions,
+  type Subscription,
+  WrongExpectedRevisionError,
 } from './eventStore.ts';
 
 const PAGE_SIZE = 500;
@@ -35,7 +60,8 @@ function matches(e: Named, filter: AllFilter | undefined): boolean {
 
 /** ESDB takes a single filter, on stream names or on types; matches() does the rest. */
 function serverFilter(filter: AllFilter | undefined): Filter {
-  if (filter?.streamPrefixes?.length) return streamNameFilter({ prefixes: [...filter.streamPrefixes] });
+  if (filter?.streamPrefixes?.length)
+    return streamNameFilter({ prefixes: [...filter.streamPrefixes] });
   // a prefix filter is wider than our exact type match, never narrower
   if (filter?.eventTypes?.length) return eventTypeFilter({ prefixes: [...filter.eventTypes] });
   return excludeSystemEvents();
@@ -50,7 +76,8 @@ const isJsonObject = (m: unknown): m is object =>
 function toRecorded(e: EsdbRecordedEvent): RecordedEvent {
   if (!e.isJson) throw new Error(`ESDB event ${e.id} in ${e.streamId} is not JSON`);
   // stream reads carry a position only from server 22.6 on; without it we cannot honour the port
-  if (!e.position) throw new Error(`ESDB event ${e.id} in ${e.streamId} has no position (server < 22.6?)`);
+  if (!e.position)
+    throw new Error(`ESDB event ${e.id} in ${e.streamId} has no position (server < 22.6?)`);
   return {
     id: e.id,
     streamName: e.streamId,
@@ -59,7 +86,9 @@ function toRecorded(e: EsdbRecordedEvent): RecordedEvent {
     type: e.type,
     data: e.data as object,
     // events not written by us may lack our metadata; occurredAt is the one field we require
-    metadata: isJsonObject(e.metadata) ? (e.metadata as EventMetadata) : { occurredAt: e.created.toISOString() },
+    metadata: isJsonObject(e.metadata)
+      ? (e.metadata as EventMetadata)
+      : { occurredAt: e.created.toISOString() },
     recordedAt: e.created,
   };
 }
@@ -85,14 +114,23 @@ export function createEsdbEventStore(connectionString: string): EventStore {
       const result = await client.appendToStream(
         streamName,
         events.map((e, i) =>
-          jsonEvent({ id: ids[i], type: e.type, data: e.data as Record<string, unknown>, metadata: e.metadata }),
+          jsonEvent({
+            id: ids[i],
+            type: e.type,
+            data: e.data as Record<string, unknown>,
+            metadata: e.metadata,
+          }),
         ),
         { expectedRevision: toEsdbRevision(expected) },
       );
       // ESDB reports the last event's position, or none at all for an empty append; the position of
       // each event is read back from the stream (an idempotent retry reports where they already were)
       const appended = await appendedEvents(streamName, ids, result.nextExpectedRevision);
-      return { nextExpectedRevision: result.nextExpectedRevision, position: result.position?.commit ?? -1n, appended };
+      return {
+        nextExpectedRevision: result.nextExpectedRevision,
+        position: result.position?.commit ?? -1n,
+        appended,
+      };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         throw new WrongExpectedRevisionError(streamName, expected, error.actualVersion);
@@ -101,9 +139,17 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     }
   }
 
-  async function appendedEvents(streamName: string, ids: readonly string[], last: bigint): Promise<AppendedEvent[]> {
+  async function appendedEvents(
+    streamName: string,
+    ids: readonly string[],
+    last: bigint,
+  ): Promise<AppendedEvent[]> {
     if (ids.length === 0 || last < 0n) return [];
-    const recent = await readStream(streamName, { direction: 'backwards', fromRevision: last, maxCount: ids.length });
+    const recent = await readStream(streamName, {
+      direction: 'backwards',
+      fromRevision: last,
+      maxCount: ids.length,
+    });
     const byId = new Map(recent.map((e) => [e.id, e]));
     return ids.flatMap((id) => {
       const e = byId.get(id);
@@ -145,10 +191,18 @@ export function createEsdbEventStore(connectionString: string): EventStore {
       // ESDB includes the event at fromPosition when reading forwards and excludes it backwards;
       // the bound checks below make both exclusive regardless.
       const fromPosition: ReadPosition = backwards
-        ? hi === undefined ? END : at(hi)
-        : lo < 0n ? START : at(lo);
+        ? hi === undefined
+          ? END
+          : at(hi)
+        : lo < 0n
+          ? START
+          : at(lo);
       const page = await collect(
-        client.readAll({ fromPosition, direction: backwards ? BACKWARDS : FORWARDS, maxCount: pageSize }),
+        client.readAll({
+          fromPosition,
+          direction: backwards ? BACKWARDS : FORWARDS,
+          maxCount: pageSize,
+        }),
       );
       for (const { event: e } of page) {
         if (!e) continue;
@@ -262,7 +316,11 @@ export function createEsdbEventStore(connectionString: string): EventStore {
   async function appendMany(batch: Parameters<EventStore['appendMany']>[0]) {
     const results = [];
     for (const item of batch) {
-      results.push(await appendToStream(item.streamName, item.events, { expectedRevision: item.expectedRevision }));
+      results.push(
+        await appendToStream(item.streamName, item.events, {
+          expectedRevision: item.expectedRevision,
+        }),
+      );
     }
     return results;
   }

@@ -15,7 +15,12 @@ export type AllFilter = Readonly<{
 }>;
 
 /** Where one event of an append is in the log (for an id already in the log: where it already was). */
-export type AppendedEvent = Readonly<{ id: string; type: string; revision: bigint; position: bigint }>;
+export type AppendedEvent = Readonly<{
+  id: string;
+  type: string;
+  revision: bigint;
+  position: bigint;
+}>;
 
 export type AppendResult = Readonly<{
   /** revision of the last event in the stream after the append */

@@ -8,7 +8,11 @@ export type GroupCommitter = Readonly<{
   stats(): { commits: number; appends: number; events: number };
 }>;
 
-type Pending = { batch: readonly StreamAppend[]; resolve: (r: AppendResult[]) => void; reject: (e: unknown) => void };
+type Pending = {
+  batch: readonly StreamAppend[];
+  resolve: (r: AppendResult[]) => void;
+  reject: (e: unknown) => void;
+};
 
 /**
  * Group commit: while one transaction is in flight, callers queue up; the next transaction takes
@@ -16,12 +20,15 @@ type Pending = { batch: readonly StreamAppend[]; resolve: (r: AppendResult[]) =>
  * If a combined commit fails, each caller's appends are retried alone, so one bad request cannot
  * fail the others.
  */
-export function createGroupCommitter(store: EventStore, options: { maxEvents?: number; maxInFlight?: number } = {}): GroupCommitter {
+export function createGroupCommitter(
+  store: EventStore,
+  options: { maxEvents?: number; maxInFlight?: number } = {},
+): GroupCommitter {
   const maxEvents = options.maxEvents ?? 10_000;
   // A second transaction waits on the log's append lock inside Postgres while the first commits,
   // so it starts writing the moment the first one's fsync is done.
   const maxInFlight = options.maxInFlight ?? 2;
-  let queue: Pending[] = [];
+  const queue: Pending[] = [];
   const inFlight = new Set<Promise<void>>();
   const stats = { commits: 0, appends: 0, events: 0 };
 
@@ -49,7 +56,10 @@ export function createGroupCommitter(store: EventStore, options: { maxEvents?: n
     if (inFlight.size >= maxInFlight || queue.length === 0) return;
     const group: Pending[] = [];
     let events = 0;
-    while (queue.length > 0 && (group.length === 0 || events + countEvents(queue[0]!.batch) <= maxEvents)) {
+    while (
+      queue.length > 0 &&
+      (group.length === 0 || events + countEvents(queue[0]!.batch) <= maxEvents)
+    ) {
       const next = queue.shift()!;
       events += countEvents(next.batch);
       group.push(next);

@@ -21,7 +21,9 @@ export function createLiveTail(
 
   const matches = (e: RecordedEvent, filter: AllFilter | undefined) =>
     (!filter?.eventTypes || filter.eventTypes.length === 0 || filter.eventTypes.includes(e.type)) &&
-    (!filter?.streamPrefixes || filter.streamPrefixes.length === 0 || filter.streamPrefixes.some((p) => e.streamName.startsWith(p)));
+    (!filter?.streamPrefixes ||
+      filter.streamPrefixes.length === 0 ||
+      filter.streamPrefixes.some((p) => e.streamName.startsWith(p)));
 
   /** Reads what was appended after `upTo`; returns how many events arrived. Concurrent callers share it. */
   const fill = () =>
@@ -60,13 +62,21 @@ export function createLiveTail(
      * it has been looked at, so a subscriber with a narrow filter can move its cursor there even
      * when nothing matched (otherwise it would rescan the same tail on every wake).
      */
-    async read(from: bigint, maxCount: number, filter: AllFilter | undefined): Promise<{ events: RecordedEvent[]; scannedTo: bigint }> {
+    async read(
+      from: bigint,
+      maxCount: number,
+      filter: AllFilter | undefined,
+    ): Promise<{ events: RecordedEvent[]; scannedTo: bigint }> {
       if (after === undefined) {
         after = await headPosition();
         if (upTo < after) upTo = after;
       }
       const direct = async (cursor: bigint, out: RecordedEvent[]) => {
-        const rest = await readAll({ after: cursor < 0n ? 'start' : cursor, maxCount: maxCount - out.length, ...(filter ? { filter } : {}) });
+        const rest = await readAll({
+          after: cursor < 0n ? 'start' : cursor,
+          maxCount: maxCount - out.length,
+          ...(filter ? { filter } : {}),
+        });
         const all = out.concat(rest);
         return { events: all, scannedTo: all.length > 0 ? all[all.length - 1]!.position : cursor };
       };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
 import { withTransaction } from '../db/postgres.ts';
+import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import {
   type AllFilter,
   type AppendResult,
@@ -14,7 +15,6 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './eventStore.ts';
-import { createAppendNotifier, type AppendNotifier } from './appendNotifier.ts';
 import { createLiveTail } from './liveTail.ts';
 
 export const eventLogSchema = `
@@ -76,7 +76,9 @@ function filterSql(filter: AllFilter | undefined, params: unknown[]): string {
   const prefixes = filter?.streamPrefixes ?? [];
   if (prefixes.length > 0) {
     params.push(prefixes);
-    clauses.push(`EXISTS (SELECT 1 FROM unnest($${params.length}::text[]) AS p WHERE starts_with(stream_name, p))`);
+    clauses.push(
+      `EXISTS (SELECT 1 FROM unnest($${params.length}::text[]) AS p WHERE starts_with(stream_name, p))`,
+    );
   }
   if (filter?.eventTypes && filter.eventTypes.length > 0) {
     params.push(filter.eventTypes);
@@ -111,7 +113,12 @@ export function createPostgresEventStore(
         'SELECT id, position, revision FROM event_log WHERE id = ANY($1::uuid[])',
         [ids.flat()],
       );
-      const known = new Map(existing.rows.map((r) => [r.id, { position: BigInt(r.position), revision: BigInt(r.revision) }]));
+      const known = new Map(
+        existing.rows.map((r) => [
+          r.id,
+          { position: BigInt(r.position), revision: BigInt(r.revision) },
+        ]),
+      );
 
       // One JSON document for the whole insert: Postgres parses it once, and no per-element array
       // escaping happens here (which, for thousands of events, cost more than the insert itself).
@@ -120,7 +127,9 @@ export function createPostgresEventStore(
         const seenHere = new Set<string>();
         const fresh = item.events
           .map((e, j) => ({ e, id: ids[i]![j]! }))
-          .filter(({ id }) => !known.has(id) && !seenHere.has(id) && seenHere.add(id) !== undefined);
+          .filter(
+            ({ id }) => !known.has(id) && !seenHere.has(id) && seenHere.add(id) !== undefined,
+          );
         const current = head.get(item.streamName)!;
         if (fresh.length === 0) continue;
         const expected = item.expectedRevision;
@@ -133,7 +142,14 @@ export function createPostgresEventStore(
         let next = current === 'no_stream' ? 0n : current + 1n;
         for (const { e, id } of fresh) {
           known.set(id, { position: -1n, revision: next }); // also dedupes repeats inside this batch
-          rows.push({ id, s: item.streamName, r: (next++).toString(), t: e.type, d: e.data, m: e.metadata });
+          rows.push({
+            id,
+            s: item.streamName,
+            r: (next++).toString(),
+            t: e.type,
+            d: e.data,
+            m: e.metadata,
+          });
         }
         head.set(item.streamName, next - 1n);
       }
@@ -149,14 +165,21 @@ export function createPostgresEventStore(
           [JSON.stringify(rows)],
         );
         for (const r of inserted.rows) known.get(r.id)!.position = BigInt(r.position);
-        const last = inserted.rows.reduce((a, r) => (BigInt(r.position) > a ? BigInt(r.position) : a), -1n);
+        const last = inserted.rows.reduce(
+          (a, r) => (BigInt(r.position) > a ? BigInt(r.position) : a),
+          -1n,
+        );
         await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
       }
       return batch.map((item, i) => {
         const mine = ids[i]!.map((id) => known.get(id)!);
         const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
         const revision = mine.reduce((a, k) => (k.revision > a ? k.revision : a), -1n);
-        const appended = item.events.map((e, j) => ({ id: ids[i]![j]!, type: e.type, ...mine[j]! }));
+        const appended = item.events.map((e, j) => ({
+          id: ids[i]![j]!,
+          type: e.type,
+          ...mine[j]!,
+        }));
         return { nextExpectedRevision: revision, position, appended };
       });
     });
@@ -169,7 +192,9 @@ export function createPostgresEventStore(
     events: readonly EventToAppend<E>[],
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult> {
-    const [result] = await appendMany([{ streamName, events, expectedRevision: options.expectedRevision }]);
+    const [result] = await appendMany([
+      { streamName, events, expectedRevision: options.expectedRevision },
+    ]);
     return result!;
   }
 
@@ -216,7 +241,9 @@ export function createPostgresEventStore(
   }
 
   async function headPosition(): Promise<bigint> {
-    const { rows } = await pool.query<{ p: string | null }>('SELECT max(position) AS p FROM event_log');
+    const { rows } = await pool.query<{ p: string | null }>(
+      'SELECT max(position) AS p FROM event_log',
+    );
     return rows[0]?.p == null ? -1n : BigInt(rows[0].p);
   }
 
@@ -227,7 +254,8 @@ export function createPostgresEventStore(
     options: SubscribeOptions = {},
   ): Subscription {
     let stopped = false;
-    let after: bigint = options.after === undefined || options.after === 'start' ? -1n : options.after;
+    let after: bigint =
+      options.after === undefined || options.after === 'start' ? -1n : options.after;
     let caughtUp = false;
     const loop = (async () => {
       while (!stopped) {

@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { DomainFailure, fail, forbidden, invalidInput, notFound, throttled, unauthenticated } from '../core/errors.ts';
+import {
+  DomainFailure,
+  fail,
+  forbidden,
+  invalidInput,
+  notFound,
+  throttled,
+  unauthenticated,
+} from '../core/errors.ts';
 import { hashKey } from '../core/keys.ts';
 import { hasScope, type Principal, type ProjectAccess } from '../core/principal.ts';
 
@@ -24,16 +32,26 @@ export type AuthLookup = Readonly<{
   visibleProjects(principal: Principal): Promise<ProjectAccess[]>;
 }>;
 
-const invalidKey = (detail = 'Personal API key found in request Authorization header is invalid.') =>
-  unauthenticated('invalid_personal_api_key', detail);
+const invalidKey = (
+  detail = 'Personal API key found in request Authorization header is invalid.',
+) => unauthenticated('invalid_personal_api_key', detail);
 
 async function authenticate(auth: AuthLookup, header: string | undefined): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!match?.[1]) fail(invalidKey('Authentication credentials were not provided: send "Authorization: Bearer <personal API key>".'));
+  if (!match?.[1])
+    fail(
+      invalidKey(
+        'Authentication credentials were not provided: send "Authorization: Bearer <personal API key>".',
+      ),
+    );
   return (await auth.principalByKeyHash(hashKey(match[1]))) ?? fail(invalidKey());
 }
 
-async function resolveProject(auth: AuthLookup, principal: Principal, raw: string): Promise<ProjectAccess> {
+async function resolveProject(
+  auth: AuthLookup,
+  principal: Principal,
+  raw: string,
+): Promise<ProjectAccess> {
   const projects = await auth.visibleProjects(principal);
   const found = raw === '@current' ? projects[0] : projects.find((p) => String(p.id) === raw);
   return found ?? fail(notFound('Project not found.'));
@@ -51,7 +69,11 @@ export type ApiLimits = Readonly<{
 }>;
 
 export const apiScope =
-  (auth: AuthLookup, routes: readonly FastifyPluginAsync[], limits: ApiLimits): FastifyPluginAsync =>
+  (
+    auth: AuthLookup,
+    routes: readonly FastifyPluginAsync[],
+    limits: ApiLimits,
+  ): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
     if (limits.requestsPerMinute > 0) {
       // Counted before authentication, so a flood of bad keys is throttled too; keys are counted by hash.
@@ -60,10 +82,16 @@ export const apiScope =
         timeWindow: 60_000,
         keyGenerator: (request) => {
           const header = request.headers.authorization;
-          return header ? `key:${createHash('sha256').update(header).digest('base64url')}` : `ip:${request.ip}`;
+          return header
+            ? `key:${createHash('sha256').update(header).digest('base64url')}`
+            : `ip:${request.ip}`;
         },
         errorResponseBuilder: (_request, context) =>
-          new DomainFailure(throttled(`Request was throttled. Expected available in ${Math.ceil(context.ttl / 1000)} seconds.`)),
+          new DomainFailure(
+            throttled(
+              `Request was throttled. Expected available in ${Math.ceil(context.ttl / 1000)} seconds.`,
+            ),
+          ),
       });
     }
     // Postgres text cannot hold NUL: a parameter carrying one is the caller's mistake, named as such.
@@ -83,21 +111,27 @@ export const apiScope =
       const principal = await authenticate(auth, request.headers.authorization);
       request.principal = principal;
       const scope = request.routeOptions.config?.scope;
-      if (scope && !hasScope(principal.scopes, scope)) fail(forbidden(`API key missing required scope '${scope}'`));
+      if (scope && !hasScope(principal.scopes, scope))
+        fail(forbidden(`API key missing required scope '${scope}'`));
       const projectId = (request.params as Record<string, string> | undefined)?.project_id;
-      if (projectId !== undefined) request.project = await resolveProject(auth, principal, projectId);
+      if (projectId !== undefined)
+        request.project = await resolveProject(auth, principal, projectId);
     });
     for (const slice of routes) await app.register(slice);
   };
 
 /** The authenticated caller of an `/api/` route. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new Error(`${request.routeOptions.url ?? request.url} is not inside the /api/ scope`);
+  if (!request.principal)
+    throw new Error(`${request.routeOptions.url ?? request.url} is not inside the /api/ scope`);
   return request.principal;
 }
 
 /** The project named by `:project_id` of an `/api/` route, as the caller may see it. */
 export function projectOf(request: FastifyRequest): ProjectAccess {
-  if (!request.project) throw new Error(`${request.routeOptions.url ?? request.url} has no :project_id inside the /api/ scope`);
+  if (!request.project)
+    throw new Error(
+      `${request.routeOptions.url ?? request.url} has no :project_id inside the /api/ scope`,
+    );
   return request.project;
 }

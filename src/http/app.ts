@@ -10,9 +10,9 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type ApiLimits, apiScope, type AuthLookup } from './apiScope.ts';
-import { installErrorHandler } from './errorHandler.ts';
 import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
+import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
+import { installErrorHandler } from './errorHandler.ts';
 
 export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
 
@@ -52,7 +52,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     try {
       const depth = jsonDepth(text);
       if (depth > MAX_API_JSON_DEPTH) {
-        return done(new DomainFailure(validation('parse_error', `JSON nested more than ${MAX_API_JSON_DEPTH} levels deep.`)));
+        return done(
+          new DomainFailure(
+            validation('parse_error', `JSON nested more than ${MAX_API_JSON_DEPTH} levels deep.`),
+          ),
+        );
       }
       const parsed: unknown = JSON.parse(text);
       if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
@@ -60,13 +64,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       }
       done(null, parsed);
     } catch (error) {
-      done(new DomainFailure(validation('parse_error', `JSON parse error - ${(error as Error).message}`)));
+      done(
+        new DomainFailure(
+          validation('parse_error', `JSON parse error - ${(error as Error).message}`),
+        ),
+      );
     }
   });
 
   // Browsers send capture and flag requests from every site that embeds posthog-js.
   // A bare OPTIONS (no Origin) gets 204 too: PostHog answers every preflight-looking request.
-  await app.register(cors, { origin: true, credentials: true, maxAge: 86_400, methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'], strictPreflight: false });
+  await app.register(cors, {
+    origin: true,
+    credentials: true,
+    maxAge: 86_400,
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    strictPreflight: false,
+  });
   await app.register(swagger, {
     openapi: {
       info: { title: 'hogstream — PostHog-compatible analytics API', version: '0.1.0' },
@@ -94,7 +108,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     async (_request, reply) => {
       const h = await options.health();
-      return h.ok ? { status: 'ok' as const } : reply.status(503).send({ status: 'unavailable' as const, failing: h.failing });
+      return h.ok
+        ? { status: 'ok' as const }
+        : reply.status(503).send({ status: 'unavailable' as const, failing: h.failing });
     },
   );
   app.get(
@@ -110,7 +126,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     async (_request, reply) => {
       const r = await options.readiness();
-      return r.ok ? { status: 'ready' as const } : reply.status(503).send({ status: 'not_ready' as const, failing: r.failing });
+      return r.ok
+        ? { status: 'ready' as const }
+        : reply.status(503).send({ status: 'not_ready' as const, failing: r.failing });
     },
   );
 
@@ -130,7 +148,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) max = Math.max(max, ++depth);

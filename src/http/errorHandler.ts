@@ -1,5 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import {
+  hasZodFastifySchemaValidationErrors,
+  isResponseSerializationError,
+} from 'fastify-type-provider-zod';
 import { DomainFailure } from '../core/errors.ts';
 import { isDependencyUnavailable } from '../db/postgres.ts';
 import { type ApiErrorBody, httpError } from './apiError.ts';
@@ -17,7 +20,8 @@ const attrOf = (path: string) => path.split('/').filter(Boolean)[0] ?? null;
 /** Maps every failure to the API error shape; nothing but a bug becomes a 5xx. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const send = (status: number, body: ApiErrorBody) => reply.status(status).type('application/json').send(body);
+    const send = (status: number, body: ApiErrorBody) =>
+      reply.status(status).type('application/json').send(body);
     if (error instanceof DomainFailure) {
       const mapped = httpError(error.error);
       return send(mapped.status, mapped.body);
@@ -25,39 +29,82 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const first = error.validation[0]!;
       const field = attrOf(first.instancePath);
-      const missing = first.keyword === 'invalid_type' && /received undefined/.test(first.message ?? '');
+      const missing =
+        first.keyword === 'invalid_type' && /received undefined/.test(first.message ?? '');
       return send(400, {
         type: 'validation_error',
         code: missing ? 'required' : 'invalid_input',
-        detail: missing ? 'This field is required.' : `${field ? `${field}: ` : ''}${first.message ?? 'Invalid input.'}`,
+        detail: missing
+          ? 'This field is required.'
+          : `${field ? `${field}: ` : ''}${first.message ?? 'Invalid input.'}`,
         attr: field,
       });
     }
     if (isResponseSerializationError(error)) {
-      request.log.error({ err: error, issues: error.cause.issues }, 'response does not match its schema');
-      return send(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+      request.log.error(
+        { err: error, issues: error.cause.issues },
+        'response does not match its schema',
+      );
+      return send(500, {
+        type: 'server_error',
+        code: 'error',
+        detail: 'A server error occurred.',
+        attr: null,
+      });
     }
     const status = error.statusCode ?? 500;
-    if (status === 413) return send(413, { type: 'validation_error', code: 'payload_too_large', detail: 'Request body is too large.', attr: null });
+    if (status === 413)
+      return send(413, {
+        type: 'validation_error',
+        code: 'payload_too_large',
+        detail: 'Request body is too large.',
+        attr: null,
+      });
     if (status >= 400 && status < 500) {
-      return send(status, { type: 'validation_error', code: error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'parse_error' : 'invalid_input', detail: error.message, attr: null });
+      return send(status, {
+        type: 'validation_error',
+        code:
+          error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+          error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+            ? 'parse_error'
+            : 'invalid_input',
+        detail: error.message,
+        attr: null,
+      });
     }
     const sqlState = (error as { code?: unknown }).code;
     if (typeof sqlState === 'string' && INPUT_SQLSTATES.has(sqlState)) {
       // A value the database cannot hold or a pattern it cannot compile reached it: the input's fault.
       request.log.warn({ err: error }, 'input refused by the database');
-      return send(400, { type: 'validation_error', code: 'invalid_input', detail: 'The request contains a value that cannot be stored or compared.', attr: null });
+      return send(400, {
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'The request contains a value that cannot be stored or compared.',
+        attr: null,
+      });
     }
     if (isDependencyUnavailable(error)) {
       // The database is down, restarting or overloaded: a bounded, retryable answer, never a hang or a 500.
       request.log.warn({ err: error }, 'dependency unavailable');
       reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
-      return send(503, { type: 'server_error', code: 'service_unavailable', detail: 'The service is temporarily unavailable; retry shortly.', attr: null });
+      return send(503, {
+        type: 'server_error',
+        code: 'service_unavailable',
+        detail: 'The service is temporarily unavailable; retry shortly.',
+        attr: null,
+      });
     }
     request.log.error({ err: error }, 'unhandled error');
-    return send(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+    return send(500, {
+      type: 'server_error',
+      code: 'error',
+      detail: 'A server error occurred.',
+      attr: null,
+    });
   });
   app.setNotFoundHandler((_request, reply) =>
-    reply.status(404).send({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }),
+    reply
+      .status(404)
+      .send({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }),
   );
 }

@@ -41,7 +41,7 @@ export function createBatchingSubscriber(options: {
 
   const settleWaiters = () => {
     const pending: typeof waiters = [];
-    for (const w of waiters) (w.position <= position ? w.resolve(true) : pending.push(w));
+    for (const w of waiters) w.position <= position ? w.resolve(true) : pending.push(w);
     waiters = pending;
   };
 
@@ -55,7 +55,9 @@ export function createBatchingSubscriber(options: {
         return;
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
-        options.log?.(`projection ${options.name}: batch failed (attempt ${attempt + 1}): ${lastError}`);
+        options.log?.(
+          `projection ${options.name}: batch failed (attempt ${attempt + 1}): ${lastError}`,
+        );
         if (!running) throw error;
         await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
       }

@@ -1,6 +1,6 @@
 import type { Event, RecordedEvent } from '../core/event.ts';
-import type { EventFilter, PgProjection } from './projection.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
+import type { EventFilter, PgProjection } from './projection.ts';
 
 /**
  * A read model in ClickHouse. ClickHouse has no transaction to share with the checkpoint, so
@@ -19,12 +19,14 @@ export type ChProjection<E extends Event = Event> = Readonly<{
 }>;
 
 /** Declares a ClickHouse projection; `E` types `filter.eventTypes` and the events `insert` gets. */
-export const chProjection = <E extends Event>(projection: ChProjection<E>): ChProjection<E> => projection;
+export const chProjection = <E extends Event>(projection: ChProjection<E>): ChProjection<E> =>
+  projection;
 
 /** Any read model a runner keeps: what read-your-writes waits on. */
 export type ReadModel = Pick<PgProjection, 'name' | 'schema'> | Pick<ChProjection, 'name' | 'ddl'>;
 
 /** The runner's name for a read model: `clickhouse:<name>` for ClickHouse ones. */
-export const readModelName = (p: ReadModel): string => ('ddl' in p ? `clickhouse:${p.name}` : p.name);
+export const readModelName = (p: ReadModel): string =>
+  'ddl' in p ? `clickhouse:${p.name}` : p.name;
 
 export const chCheckpointId = (p: ChProjection) => `clickhouse:${p.name}@${p.version}`;

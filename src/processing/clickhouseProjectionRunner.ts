@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../core/event.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
-import { chCheckpointId, type ChProjection } from './clickhouseProjection.ts';
+import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
 import type { ProjectionRunner, RunnerOptions } from './projectionRunner.ts';
 
 type CheckpointRow = { position: string; pending_from: string | null; pending_to: string | null };
@@ -32,13 +32,22 @@ export function createClickHouseProjectionRunner(
   let standbyLoop: Promise<void> = Promise.resolve();
 
   async function readCheckpoint(): Promise<CheckpointRow> {
-    await pool.query('INSERT INTO projection_checkpoints (id, position) VALUES ($1, -1) ON CONFLICT (id) DO NOTHING', [id]);
-    const { rows } = await pool.query<CheckpointRow>('SELECT position, pending_from, pending_to FROM projection_checkpoints WHERE id = $1', [id]);
+    await pool.query(
+      'INSERT INTO projection_checkpoints (id, position) VALUES ($1, -1) ON CONFLICT (id) DO NOTHING',
+      [id],
+    );
+    const { rows } = await pool.query<CheckpointRow>(
+      'SELECT position, pending_from, pending_to FROM projection_checkpoints WHERE id = $1',
+      [id],
+    );
     return rows[0]!;
   }
 
   const confirm = (to: bigint) =>
-    pool.query('UPDATE projection_checkpoints SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now() WHERE id = $1', [id, to.toString()]);
+    pool.query(
+      'UPDATE projection_checkpoints SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now() WHERE id = $1',
+      [id, to.toString()],
+    );
 
   const loop = createBatchingSubscriber({
     store,
@@ -54,7 +63,10 @@ export function createClickHouseProjectionRunner(
       if (fresh.length === 0) return loop.position();
       const from = fresh[0]!.position;
       const to = fresh[fresh.length - 1]!.position;
-      await pool.query('UPDATE projection_checkpoints SET pending_from = $2, pending_to = $3 WHERE id = $1', [id, from.toString(), to.toString()]);
+      await pool.query(
+        'UPDATE projection_checkpoints SET pending_from = $2, pending_to = $3 WHERE id = $1',
+        [id, from.toString(), to.toString()],
+      );
       await projection.insert(ch, fresh, token(from, to));
       await confirm(to);
       return to;
@@ -69,7 +81,11 @@ export function createClickHouseProjectionRunner(
     const events: RecordedEvent[] = [];
     let after = BigInt(cp.position);
     while (after < to) {
-      const batch = await store.readAll({ after: after < 0n ? 'start' : after, maxCount: 5000, filter: projection.filter });
+      const batch = await store.readAll({
+        after: after < 0n ? 'start' : after,
+        maxCount: 5000,
+        filter: projection.filter,
+      });
       const wanted = batch.filter((e) => e.position <= to);
       events.push(...wanted);
       if (wanted.length < batch.length || batch.length === 0) break;
@@ -88,13 +104,17 @@ export function createClickHouseProjectionRunner(
   return {
     name: `clickhouse:${projection.name}`,
     async start() {
-      for (const statement of projection.ddl(ch.database)) await ch.client.command({ query: statement });
+      for (const statement of projection.ddl(ch.database))
+        await ch.client.command({ query: statement });
       stopping = false;
       standbyLoop = (async () => {
         while (!stopping) {
           const client = await pool.connect();
           client.on('error', () => undefined); // a dropped session also drops the lock
-          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [id]);
+          const { rows } = await client.query<{ ok: boolean }>(
+            'SELECT pg_try_advisory_lock(hashtext($1)) AS ok',
+            [id],
+          );
           if (rows[0]!.ok) {
             lockClient = client;
             return;
@@ -106,14 +126,18 @@ export function createClickHouseProjectionRunner(
       })();
       await Promise.race([standbyLoop, new Promise((r) => setTimeout(r, 100))]);
       if (lockClient) return begin();
-      void standbyLoop.then(() => (lockClient && !stopping ? begin() : undefined)).catch(() => undefined);
+      void standbyLoop
+        .then(() => (lockClient && !stopping ? begin() : undefined))
+        .catch(() => undefined);
     },
     async stop() {
       stopping = true;
       await standbyLoop;
       await loop.stop();
       if (lockClient) {
-        await lockClient.query('SELECT pg_advisory_unlock(hashtext($1))', [id]).catch(() => undefined);
+        await lockClient
+          .query('SELECT pg_advisory_unlock(hashtext($1))', [id])
+          .catch(() => undefined);
         lockClient.release();
         lockClient = undefined;
       }
@@ -121,7 +145,13 @@ export function createClickHouseProjectionRunner(
     waitFor: (target, timeoutMs) => loop.waitFor(target, timeoutMs),
     status: () => {
       const lastError = loop.lastError();
-      return { name: `clickhouse:${projection.name}`, running: loop.running(), standby, position: loop.position(), ...(lastError ? { lastError } : {}) };
+      return {
+        name: `clickhouse:${projection.name}`,
+        running: loop.running(),
+        standby,
+        position: loop.position(),
+        ...(lastError ? { lastError } : {}),
+      };
     },
     caughtUp: () => loop.caughtUp(),
   };

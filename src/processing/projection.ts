@@ -27,7 +27,8 @@ export type PgProjection<E extends Event = Event> = Readonly<{
 }>;
 
 /** Declares a Postgres projection; `E` types `filter.eventTypes` and the events `handle` gets. */
-export const pgProjection = <E extends Event>(projection: PgProjection<E>): PgProjection<E> => projection;
+export const pgProjection = <E extends Event>(projection: PgProjection<E>): PgProjection<E> =>
+  projection;
 
 export const checkpointId = (p: PgProjection) => `${p.name}@${p.version}`;
 
@@ -54,11 +55,15 @@ export async function lockCheckpoint(tx: pg.PoolClient, id: string): Promise<big
   return BigInt(rows[0]!.position);
 }
 
-export async function storeCheckpoint(tx: pg.PoolClient, id: string, position: bigint): Promise<void> {
-  await tx.query('UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE id = $1', [
-    id,
-    position.toString(),
-  ]);
+export async function storeCheckpoint(
+  tx: pg.PoolClient,
+  id: string,
+  position: bigint,
+): Promise<void> {
+  await tx.query(
+    'UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE id = $1',
+    [id, position.toString()],
+  );
 }
 
 export async function readCheckpoint(pool: pg.Pool, id: string): Promise<bigint> {

@@ -1,8 +1,14 @@
 import type pg from 'pg';
+import { withTransaction } from '../db/postgres.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
-import { withTransaction } from '../db/postgres.ts';
-import { checkpointId, lockCheckpoint, readCheckpoint, storeCheckpoint, type PgProjection } from './projection.ts';
+import {
+  checkpointId,
+  lockCheckpoint,
+  type PgProjection,
+  readCheckpoint,
+  storeCheckpoint,
+} from './projection.ts';
 
 export type ProjectionStatus = Readonly<{
   name: string;
@@ -24,7 +30,11 @@ export type ProjectionRunner = Readonly<{
   caughtUp(): Promise<void>;
 }>;
 
-export type RunnerOptions = Readonly<{ batchSize?: number; maxWaitMs?: number; log?: (msg: string) => void }>;
+export type RunnerOptions = Readonly<{
+  batchSize?: number;
+  maxWaitMs?: number;
+  log?: (msg: string) => void;
+}>;
 
 /**
  * Subscribes to the log from the stored checkpoint and applies events in batches; each batch and
@@ -69,7 +79,12 @@ export function createProjectionRunner(
     waitFor: (target, timeoutMs) => loop.waitFor(target, timeoutMs),
     status: () => {
       const lastError = loop.lastError();
-      return { name: projection.name, running: loop.running(), position: loop.position(), ...(lastError ? { lastError } : {}) };
+      return {
+        name: projection.name,
+        running: loop.running(),
+        position: loop.position(),
+        ...(lastError ? { lastError } : {}),
+      };
     },
     caughtUp: () => loop.caughtUp(),
   };

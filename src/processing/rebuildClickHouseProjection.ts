@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
-import { chCheckpointId, type ChProjection } from './clickhouseProjection.ts';
+import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
 import { createClickHouseProjectionRunner } from './clickhouseProjectionRunner.ts';
 
 export class ProjectionBusyError extends Error {}
@@ -20,9 +20,14 @@ export async function rebuildClickHouseProjection(
   const id = chCheckpointId(projection);
   const client = await pool.connect();
   try {
-    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [id]);
-    if (!rows[0]!.ok) throw new ProjectionBusyError(`another process runs ${id}; stop it before rebuilding`);
-    for (const statement of projection.drop(ch.database)) await ch.client.command({ query: statement });
+    const { rows } = await client.query<{ ok: boolean }>(
+      'SELECT pg_try_advisory_lock(hashtext($1)) AS ok',
+      [id],
+    );
+    if (!rows[0]!.ok)
+      throw new ProjectionBusyError(`another process runs ${id}; stop it before rebuilding`);
+    for (const statement of projection.drop(ch.database))
+      await ch.client.command({ query: statement });
     await client.query(
       `INSERT INTO projection_checkpoints (id, position) VALUES ($1, -1)
        ON CONFLICT (id) DO UPDATE SET position = -1, pending_from = NULL, pending_to = NULL, updated_at = now()`,

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import { checkpointId, lockCheckpoint, storeCheckpoint, type PgProjection } from './projection.ts';
+import { checkpointId, lockCheckpoint, type PgProjection, storeCheckpoint } from './projection.ts';
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
 
@@ -28,7 +28,11 @@ export async function rebuildProjection(
     let position = -1n;
     /** Applies the next batch after `position` (none past `upTo`); returns how many events it applied. */
     const applyNext = async (upTo?: bigint): Promise<number> => {
-      const batch = await store.readAll({ after: position < 0n ? 'start' : position, maxCount: batchSize, filter: projection.filter });
+      const batch = await store.readAll({
+        after: position < 0n ? 'start' : position,
+        maxCount: batchSize,
+        filter: projection.filter,
+      });
       const wanted = upTo === undefined ? batch : batch.filter((e) => e.position <= upTo);
       if (wanted.length === 0) return 0;
       await projection.handle(wanted, client);

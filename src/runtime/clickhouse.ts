@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 
 export type ClickHouse = Readonly<{
@@ -21,7 +21,11 @@ const shared = new Map<string, { client: ClickHouseClient; users: number }>();
  * One client type for both runtimes: a ClickHouse server by URL, or embedded chDB plugged into the
  * same @clickhouse/client through its Connection interface, so every query is the same SQL.
  */
-export async function openClickHouse(url: string | undefined, chdbPath: string, database: string): Promise<ClickHouse> {
+export async function openClickHouse(
+  url: string | undefined,
+  chdbPath: string,
+  database: string,
+): Promise<ClickHouse> {
   let client: ClickHouseClient;
   let release: () => Promise<void>;
   if (url) {
@@ -33,7 +37,9 @@ export async function openClickHouse(url: string | undefined, chdbPath: string, 
     if (!entry) {
       fs.mkdirSync(dir, { recursive: true });
       // chdb/connection is CommonJS; loading it lazily keeps servers that use a URL free of the native module.
-      const { createChdbConnection } = createRequire(import.meta.url)('chdb/connection') as typeof import('chdb/connection');
+      const { createChdbConnection } = createRequire(import.meta.url)(
+        'chdb/connection',
+      ) as typeof import('chdb/connection');
       entry = {
         client: createClient({
           connection: createChdbConnection({ path: dir }),

@@ -40,7 +40,9 @@ function runningPostmaster(dir: string): { pid: number; port: number } | undefin
   const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  return Number.isInteger(pid) && isAlive(pid) && Number.isInteger(port) ? { pid, port } : undefined;
+  return Number.isInteger(pid) && isAlive(pid) && Number.isInteger(port)
+    ? { pid, port }
+    : undefined;
 }
 
 /**
@@ -56,7 +58,11 @@ function liveOwner(dataDir: string): number | undefined {
   if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) return undefined;
   // A recycled pid is not an owner: on Linux, check that it is still a node process.
   const cmdline = `/proc/${pid}/cmdline`;
-  if (fs.existsSync('/proc') && (!fs.existsSync(cmdline) || !fs.readFileSync(cmdline, 'utf8').includes('node'))) return undefined;
+  if (
+    fs.existsSync('/proc') &&
+    (!fs.existsSync(cmdline) || !fs.readFileSync(cmdline, 'utf8').includes('node'))
+  )
+    return undefined;
   return pid;
 }
 
@@ -97,7 +103,8 @@ export async function startEmbeddedPostgres(
   database = 'hogstream',
   options: EmbeddedPostgresOptions = {},
 ): Promise<EmbeddedPostgresHandle> {
-  const log = options.log ?? ((m: string) => console.error(JSON.stringify({ level: 'warn', msg: m })));
+  const log =
+    options.log ?? ((m: string) => console.error(JSON.stringify({ level: 'warn', msg: m })));
   const dir = path.join(dataDir, 'postgres');
   const creds = credentials(dataDir);
   const url = (port: number, db: string) =>
@@ -105,10 +112,16 @@ export async function startEmbeddedPostgres(
 
   const running = runningPostmaster(dir);
   if (running && liveOwner(dataDir) !== undefined) {
-    return { connectionString: url(running.port, database), owned: false, stop: async () => undefined };
+    return {
+      connectionString: url(running.port, database),
+      owned: false,
+      stop: async () => undefined,
+    };
   }
   if (running) {
-    log(`embedded postgres (pid ${running.pid}) was left running by a process that is gone: stopping it`);
+    log(
+      `embedded postgres (pid ${running.pid}) was left running by a process that is gone: stopping it`,
+    );
     await stopOrphan(running.pid);
   }
 

@@ -1,10 +1,10 @@
 import type pg from 'pg';
+import { idSequencesSchema } from '../appContext.ts';
 import type { Config } from '../config.ts';
 import { createPool, withTransaction } from '../db/postgres.ts';
-import type { EventStore } from '../eventStore/eventStore.ts';
 import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
 import { createPostgresEventStore, eventLogSchema } from '../eventStore/postgresEventStore.ts';
-import { idSequencesSchema } from '../appContext.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
 import { startEmbeddedPostgres } from './embeddedPostgres.ts';
 
@@ -19,10 +19,17 @@ export type Stores = Readonly<{
 }>;
 
 /** Opens Postgres (a server by URL, else embedded under DATA_DIR) and the event log, and migrates. */
-export async function openStores(config: Config, projections: readonly PgProjection[]): Promise<Stores> {
+export async function openStores(
+  config: Config,
+  projections: readonly PgProjection[],
+): Promise<Stores> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
   // Runners, the LISTEN connection, the ClickHouse lock and two group commits hold connections at once.
-  const pool = createPool(config.databaseUrl ?? embedded!.connectionString, 20, config.postgresTimeouts);
+  const pool = createPool(
+    config.databaseUrl ?? embedded!.connectionString,
+    20,
+    config.postgresTimeouts,
+  );
   try {
     await withTransaction(pool, async (tx) => {
       // Migrations of concurrent starters (server and CLI) must not interleave.
@@ -37,7 +44,9 @@ export async function openStores(config: Config, projections: readonly PgProject
     await embedded?.stop();
     throw error;
   }
-  const store = config.eventstoreUrl ? createEsdbEventStore(config.eventstoreUrl) : createPostgresEventStore(pool);
+  const store = config.eventstoreUrl
+    ? createEsdbEventStore(config.eventstoreUrl)
+    : createPostgresEventStore(pool);
   return {
     pool,
     store,

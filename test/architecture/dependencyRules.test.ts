@@ -132,9 +132,11 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     expect(brokenBy('commands/persons/usesReader.ts')).toEqual([]);
   });
 
-  it('write-routes-answer-with-own-views: a command route may import its own feature\'s views only', () => {
+  it("write-routes-answer-with-own-views: a command route may import its own feature's views only", () => {
     expect(brokenBy('commands/persons/personRoutes.ts')).toEqual([]);
-    expect(brokenBy('commands/access/accessRoutes.ts')).toEqual(['write-routes-answer-with-own-views']);
+    expect(brokenBy('commands/access/accessRoutes.ts')).toEqual([
+      'write-routes-answer-with-own-views',
+    ]);
   });
 
   it('projections-not-queries-or-processes', () => {

@@ -9,13 +9,23 @@ import { capture } from '../support/capture.ts';
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-e2e-'));
-const baseEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', EVENTSTORE_URL: '', CLICKHOUSE_URL: '' };
+const baseEnv = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  DATABASE_URL: '',
+  EVENTSTORE_URL: '',
+  CLICKHOUSE_URL: '',
+};
 
 type Server = { child: ChildProcess; url: string; output: () => string };
 
 /** `npm start` as a user runs it (tsx on src/main.ts), on the embedded stores under DATA_DIR. */
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...baseEnv, PORT: '0', ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...baseEnv, PORT: '0', ...env },
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -44,7 +54,11 @@ const stopServer = (s: Server) =>
   });
 
 const cli = async (...args: string[]) => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'], { cwd: root, env: baseEnv });
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'],
+    { cwd: root, env: baseEnv },
+  );
   return JSON.parse(stdout.trim().split('\n').pop()!);
 };
 
@@ -61,7 +75,10 @@ afterAll(async () => {
 
 describe('npm start and the CLI on one data dir', () => {
   it('fails fast on bad config with one clear line', async () => {
-    const failed = await run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...baseEnv, PORT: 'eighty' } }).catch((e) => e);
+    const failed = await run(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...baseEnv, PORT: 'eighty' },
+    }).catch((e) => e);
     expect(failed.code).toBe(1);
     expect(failed.stderr.trim()).toMatch(/^invalid configuration: PORT: /);
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
@@ -79,18 +96,46 @@ describe('npm start and the CLI on one data dir', () => {
 
     // The CLI attaches to the running server's embedded Postgres; the server sees its writes at once.
     const created = await cli('project', 'create', '--name', 'Second');
-    expect(created).toMatchObject({ project_id: expect.any(Number), project_api_key: expect.stringMatching(/^phc_/), personal_api_key: expect.stringMatching(/^phx_/) });
+    expect(created).toMatchObject({
+      project_id: expect.any(Number),
+      project_api_key: expect.stringMatching(/^phc_/),
+      personal_api_key: expect.stringMatching(/^phx_/),
+    });
     const seen = await get(`${server.url}/api/projects/`, created.personal_api_key);
     expect(seen.body.results.map((p: { id: number }) => p.id)).toEqual([created.project_id]);
 
-    const role = await cli('role', 'create', '--name', 'Flag editors', '--access-level', '37', '--member', 'ed@example.com');
+    const role = await cli(
+      'role',
+      'create',
+      '--name',
+      'Flag editors',
+      '--access-level',
+      '37',
+      '--member',
+      'ed@example.com',
+    );
     expect(role.id).toMatch(/^[0-9a-f-]{36}$/);
-    const readOnly = await cli('personal-key', 'create', '--project', String(created.project_id), '--scopes', 'feature_flag:read', '--user', 'ed@example.com');
-    const list = await get(`${server.url}/api/projects/${created.project_id}/feature_flags/`, readOnly.personal_api_key);
+    const readOnly = await cli(
+      'personal-key',
+      'create',
+      '--project',
+      String(created.project_id),
+      '--scopes',
+      'feature_flag:read',
+      '--user',
+      'ed@example.com',
+    );
+    const list = await get(
+      `${server.url}/api/projects/${created.project_id}/feature_flags/`,
+      readOnly.personal_api_key,
+    );
     expect(list.status).toBe(200);
     const write = await fetch(`${server.url}/api/projects/${created.project_id}/feature_flags/`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${readOnly.personal_api_key}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${readOnly.personal_api_key}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ key: 'nope' }),
     });
     expect(write.status).toBe(403);
@@ -102,20 +147,36 @@ describe('npm start and the CLI on one data dir', () => {
     });
     expect(flag.status).toBe(201);
 
-    await capture({ url: server.url, projectApiKey: projectKey! }, [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })));
+    await capture(
+      { url: server.url, projectApiKey: projectKey! },
+      [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })),
+    );
 
     // Postgres read models rebuild beside the running server; its embedded chDB is not free.
     const rebuilt = await cli('rebuild', 'all');
-    expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(['access', 'feature_flags', 'persons', 'clickhouse:events']));
-    expect(rebuilt.rebuilt.find((r: { name: string }) => r.name === 'clickhouse:events').skipped).toMatch(/.+/);
+    expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(
+      expect.arrayContaining(['access', 'feature_flags', 'persons', 'clickhouse:events']),
+    );
+    expect(
+      rebuilt.rebuilt.find((r: { name: string }) => r.name === 'clickhouse:events').skipped,
+    ).toMatch(/.+/);
 
     expect(await stopServer(server)).toBe(0);
     // With the server stopped the ClickHouse events table can be replayed from the log too.
     const events = await cli('rebuild', 'events');
-    expect(events.rebuilt).toEqual([{ name: 'clickhouse:events', position: expect.stringMatching(/^\d+$/) }]);
+    expect(events.rebuilt).toEqual([
+      { name: 'clickhouse:events', position: expect.stringMatching(/^\d+$/) },
+    ]);
     server = await startServer();
-    const listed = await get(`${server.url}/api/projects/@current/events/?distinct_id=cli-user`, personalKey!);
-    expect(listed.body.results.map((e: { event: string }) => e.event).sort()).toEqual(['e1', 'e2', 'e3']);
+    const listed = await get(
+      `${server.url}/api/projects/@current/events/?distinct_id=cli-user`,
+      personalKey!,
+    );
+    expect(listed.body.results.map((e: { event: string }) => e.event).sort()).toEqual([
+      'e1',
+      'e2',
+      'e3',
+    ]);
     expect(server.output()).not.toMatch(/personal API key/);
     const after = await get(`${server.url}/api/projects/@current/feature_flags/`, personalKey!);
     expect(after.status).toBe(200);

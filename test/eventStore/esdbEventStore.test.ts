@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { createEsdbEventStore } from '../../src/eventStore/esdbEventStore.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { appendManyContract, eventStoreContract } from './eventStoreContract.ts';
 
 /**

@@ -29,7 +29,9 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it('appends to a new stream with no_stream and reads it forwards with 0-based revisions', async () => {
       const store = await open();
       const s = stream();
-      const result = await store.appendToStream(s, [ev('A', 1), ev('B', 2)], { expectedRevision: 'no_stream' });
+      const result = await store.appendToStream(s, [ev('A', 1), ev('B', 2)], {
+        expectedRevision: 'no_stream',
+      });
       expect(result.nextExpectedRevision).toBe(1n);
       const events = await store.readStream(s);
       expect(events.map((e) => [e.type, e.data, e.revision, e.streamName])).toEqual([
@@ -46,8 +48,12 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const store = await open();
       const s = stream();
       await store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'no_stream' });
-      await expect(store.appendToStream(s, [ev('A', 2)], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
-      await expect(store.appendToStream(s, [ev('A', 2)], { expectedRevision: 5n })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(
+        store.appendToStream(s, [ev('A', 2)], { expectedRevision: 'no_stream' }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(
+        store.appendToStream(s, [ev('A', 2)], { expectedRevision: 5n }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       const ok = await store.appendToStream(s, [ev('A', 2)], { expectedRevision: 0n });
       expect(ok.nextExpectedRevision).toBe(1n);
       expect((await store.readStream(s)).length).toBe(2);
@@ -56,7 +62,9 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it('honours stream_exists and any', async () => {
       const store = await open();
       const s = stream();
-      await expect(store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(
+        store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'stream_exists' }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       await store.appendToStream(s, [ev('A', 1)], { expectedRevision: 'any' });
       const r = await store.appendToStream(s, [ev('A', 2)], { expectedRevision: 'stream_exists' });
       expect(r.nextExpectedRevision).toBe(1n);
@@ -79,9 +87,18 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const store = await open();
       expect(await store.readStream(stream())).toEqual([]);
       const s = stream();
-      await store.appendToStream(s, [1, 2, 3, 4].map((n) => ev('A', n)), { expectedRevision: 'no_stream' });
-      expect((await store.readStream(s, { fromRevision: 2n })).map((e) => e.data)).toEqual([{ n: 3 }, { n: 4 }]);
-      expect((await store.readStream(s, { direction: 'backwards', maxCount: 2 })).map((e) => e.data)).toEqual([{ n: 4 }, { n: 3 }]);
+      await store.appendToStream(
+        s,
+        [1, 2, 3, 4].map((n) => ev('A', n)),
+        { expectedRevision: 'no_stream' },
+      );
+      expect((await store.readStream(s, { fromRevision: 2n })).map((e) => e.data)).toEqual([
+        { n: 3 },
+        { n: 4 },
+      ]);
+      expect(
+        (await store.readStream(s, { direction: 'backwards', maxCount: 2 })).map((e) => e.data),
+      ).toEqual([{ n: 4 }, { n: 3 }]);
     });
 
     it('treats re-appending an event id as a no-op (idempotent retries)', async () => {
@@ -98,13 +115,21 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const store = await open();
       const cat = `c${randomUUID().replace(/-/g, '').slice(0, 10)}`;
       const start = await store.headPosition();
-      await store.appendToStream(stream(cat), [ev('X1', 1), ev('X2', 2)], { expectedRevision: 'no_stream' });
+      await store.appendToStream(stream(cat), [ev('X1', 1), ev('X2', 2)], {
+        expectedRevision: 'no_stream',
+      });
       await store.appendToStream(stream('other'), [ev('X1', 3)], { expectedRevision: 'no_stream' });
       const after = await store.readAll({ after: start < 0n ? 'start' : start });
       expect(after.slice(0, 3).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
-      const byPrefix = await store.readAll({ after: start < 0n ? 'start' : start, filter: { streamPrefixes: [`${cat}-`] } });
+      const byPrefix = await store.readAll({
+        after: start < 0n ? 'start' : start,
+        filter: { streamPrefixes: [`${cat}-`] },
+      });
       expect(byPrefix.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
-      const byType = await store.readAll({ after: byPrefix[0]!.position, filter: { eventTypes: ['X1'] } });
+      const byType = await store.readAll({
+        after: byPrefix[0]!.position,
+        filter: { eventTypes: ['X1'] },
+      });
       expect(byType.map((e) => e.data)).toContainEqual({ n: 3 });
       expect(byType.map((e) => e.data)).not.toContainEqual({ n: 1 });
       const back = await store.readAll({ direction: 'backwards', maxCount: 3 });
@@ -147,7 +172,11 @@ export function appendManyContract(name: string, open: () => Promise<EventStore>
         { streamName: a, events: [ev('A', 3)], expectedRevision: 1n },
       ]);
       expect(results.map((r) => r.nextExpectedRevision)).toEqual([1n, 0n, 2n]);
-      expect((await store.readStream(a)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect((await store.readStream(a)).map((e) => e.data)).toEqual([
+        { n: 1 },
+        { n: 2 },
+        { n: 3 },
+      ]);
       await expect(
         store.appendMany([{ streamName: b, events: [ev('B', 2)], expectedRevision: 'no_stream' }]),
       ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
@@ -157,7 +186,9 @@ export function appendManyContract(name: string, open: () => Promise<EventStore>
       const store = await open();
       const s = `many-${randomUUID()}`;
       const id = randomUUID();
-      await store.appendMany([{ streamName: s, events: [ev('A', 1, id)], expectedRevision: 'any' }]);
+      await store.appendMany([
+        { streamName: s, events: [ev('A', 1, id)], expectedRevision: 'any' },
+      ]);
       const again = await store.appendMany([
         { streamName: s, events: [ev('A', 1, id), ev('A', 2)], expectedRevision: 'any' },
         { streamName: s, events: [ev('A', 2, id)], expectedRevision: 'any' },
@@ -165,8 +196,14 @@ export function appendManyContract(name: string, open: () => Promise<EventStore>
       expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
       expect(again[1]!.nextExpectedRevision).toBe(0n);
       const twice = randomUUID();
-      await store.appendMany([{ streamName: s, events: [ev('A', 3, twice), ev('A', 3, twice)], expectedRevision: 'any' }]);
-      expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      await store.appendMany([
+        { streamName: s, events: [ev('A', 3, twice), ev('A', 3, twice)], expectedRevision: 'any' },
+      ]);
+      expect((await store.readStream(s)).map((e) => e.data)).toEqual([
+        { n: 1 },
+        { n: 2 },
+        { n: 3 },
+      ]);
     });
   });
 }

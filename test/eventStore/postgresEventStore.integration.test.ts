@@ -1,9 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createPool } from '../../src/db/postgres.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../src/core/event.ts';
+import { createPool } from '../../src/db/postgres.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { createPostgresEventStore, eventLogSchema } from '../../src/eventStore/postgresEventStore.ts';
+import {
+  createPostgresEventStore,
+  eventLogSchema,
+} from '../../src/eventStore/postgresEventStore.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 import { appendManyContract, eventStoreContract } from './eventStoreContract.ts';
 
@@ -33,8 +36,15 @@ describe('postgres event log: the sequence-gap problem', () => {
     const slow = await store.pool.connect();
     await slow.query('BEGIN');
     await slow.query(`SELECT pg_advisory_xact_lock(${0x6576_656e_746c_6f67n})`);
-    const blocked = store.appendToStream('gap-fast', [{ type: 'Fast', data: {}, metadata: { occurredAt: 'x' } }], { expectedRevision: 'any' });
-    const raced = await Promise.race([blocked.then(() => 'appended'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+    const blocked = store.appendToStream(
+      'gap-fast',
+      [{ type: 'Fast', data: {}, metadata: { occurredAt: 'x' } }],
+      { expectedRevision: 'any' },
+    );
+    const raced = await Promise.race([
+      blocked.then(() => 'appended'),
+      new Promise((r) => setTimeout(() => r('waiting'), 300)),
+    ]);
     expect(raced).toBe('waiting');
     await slow.query('ROLLBACK');
     slow.release();
@@ -48,13 +58,18 @@ describe('postgres event log: the sequence-gap problem', () => {
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
         for (let i = 0; i < perWriter; i++) {
-          await store.appendToStream(`gap-${w}`, [{ type: 'E', data: { w, i }, metadata: { occurredAt: 'x' } }], { expectedRevision: 'any' });
+          await store.appendToStream(
+            `gap-${w}`,
+            [{ type: 'E', data: { w, i }, metadata: { occurredAt: 'x' } }],
+            { expectedRevision: 'any' },
+          );
         }
       }),
     );
     const total = writers * perWriter + 1;
     const deadline = Date.now() + 10_000;
-    while (seen.length < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (seen.length < total && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await sub.stop();
     expect(seen).toHaveLength(total);
     const positions = seen.map((e) => e.position);
@@ -72,11 +87,18 @@ describe('postgres event log: live subscriptions share one read of the newest ev
     // A tiny window forces refills and trimming while subscribers read.
     const store = createPostgresEventStore(pool, { liveTail: { capacity: 30, fetch: 7 } });
     opened.push({ pool, store });
-    const seen = { all: [] as RecordedEvent[], typeA: [] as RecordedEvent[], prefixed: [] as RecordedEvent[], slow: [] as RecordedEvent[] };
+    const seen = {
+      all: [] as RecordedEvent[],
+      typeA: [] as RecordedEvent[],
+      prefixed: [] as RecordedEvent[],
+      slow: [] as RecordedEvent[],
+    };
     const subs = [
       store.subscribeToAll((e) => void seen.all.push(e)),
       store.subscribeToAll((e) => void seen.typeA.push(e), { filter: { eventTypes: ['A'] } }),
-      store.subscribeToAll((e) => void seen.prefixed.push(e), { filter: { streamPrefixes: ['x-'] } }),
+      store.subscribeToAll((e) => void seen.prefixed.push(e), {
+        filter: { streamPrefixes: ['x-'] },
+      }),
       store.subscribeToAll(async (e) => {
         seen.slow.push(e);
         await new Promise((r) => setTimeout(r, 2));
@@ -85,14 +107,19 @@ describe('postgres event log: live subscriptions share one read of the newest ev
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {
         for (let i = 0; i < 40; i++) {
-          await store.appendToStream(`${w % 2 ? 'x' : 'y'}-${w}`, [{ type: i % 3 ? 'A' : 'B', data: { w, i }, metadata: { occurredAt: 'x' } }], { expectedRevision: 'any' });
+          await store.appendToStream(
+            `${w % 2 ? 'x' : 'y'}-${w}`,
+            [{ type: i % 3 ? 'A' : 'B', data: { w, i }, metadata: { occurredAt: 'x' } }],
+            { expectedRevision: 'any' },
+          );
         }
       }),
     );
     const all = await store.readAll();
     expect(all).toHaveLength(320);
     const deadline = Date.now() + 20_000;
-    while (seen.slow.length < 320 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (seen.slow.length < 320 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     for (const s of subs) await s.stop();
     const ids = (events: RecordedEvent[]) => events.map((e) => e.position);
     expect(ids(seen.all)).toEqual(ids(all));

@@ -22,11 +22,20 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function withHeader(method: string, path: string, authorization: string | undefined, body?: string) {
+async function withHeader(
+  method: string,
+  path: string,
+  authorization: string | undefined,
+  body?: string,
+) {
   const headers: Record<string, string> = {};
   if (authorization !== undefined) headers.authorization = authorization;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${t.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const res = await fetch(`${t.url}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const text = await res.text();
   return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
 }
@@ -41,7 +50,11 @@ describe('authentication', () => {
   beforeAll(async () => {
     flag = await createFlag(t, { key: 'auth-target', name: 'target' });
     const roleId = await newRole(t, EDIT, []);
-    accessId = (await t.api('POST', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`, { role_id: roleId })).body.id;
+    accessId = (
+      await t.api('POST', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`, {
+        role_id: roleId,
+      })
+    ).body.id;
   });
 
   const endpoints = (): Array<[string, string, unknown?]> => [
@@ -87,10 +100,23 @@ describe('authentication', () => {
   it('changes nothing for an unauthenticated write', async () => {
     const before = (await t.api('GET', flagsPath(t.projectId))).body.count;
     expect401(await t.api('POST', flagsPath(t.projectId), { key: 'should-not-exist' }, null));
-    expect401(await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'anon', deleted: true }, 'phx_wrong'));
+    expect401(
+      await t.api(
+        'PATCH',
+        flagPath(t.projectId, flag.id),
+        { name: 'anon', deleted: true },
+        'phx_wrong',
+      ),
+    );
     expect((await t.api('GET', flagsPath(t.projectId))).body.count).toBe(before);
-    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({ name: 'target', deleted: false });
-    expect((await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`)).body.count).toBe(1);
+    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({
+      name: 'target',
+      deleted: false,
+    });
+    expect(
+      (await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`))
+        .body.count,
+    ).toBe(1);
   });
 
   it('authenticates before parsing the body: malformed JSON without a key is a 401', async () => {
@@ -101,7 +127,11 @@ describe('authentication', () => {
   it('answers 4xx, not 5xx, for a percent-encoded /api path without a key', async () => {
     const res = await withHeader('GET', `/%61pi/projects/${t.projectId}/feature_flags/`, undefined);
     expect401(res);
-    const withKey = await withHeader('GET', `/%61pi/projects/${t.projectId}/feature_flags/`, `Bearer ${t.personalApiKey}`);
+    const withKey = await withHeader(
+      'GET',
+      `/%61pi/projects/${t.projectId}/feature_flags/`,
+      `Bearer ${t.personalApiKey}`,
+    );
     expect([200, 404]).toContain(withKey.status);
   });
 });
@@ -128,13 +158,20 @@ describe('scopes', () => {
       expect(res.body.detail).toContain('feature_flag:write');
     }
     expect((await t.api('GET', flagsPath(t.projectId))).body.count).toBe(before);
-    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({ name: 'read me', deleted: false });
+    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({
+      name: 'read me',
+      deleted: false,
+    });
   });
 
   it('a key with unrelated scopes gets 403 naming feature_flag:read on reads', async () => {
     const other = await newUser(t, { scopes: ['person:read', 'query:read'] });
     const flag = await createFlag(t);
-    for (const path of [flagsPath(t.projectId), flagPath(t.projectId, flag.id), `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`]) {
+    for (const path of [
+      flagsPath(t.projectId),
+      flagPath(t.projectId, flag.id),
+      `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`,
+    ]) {
       const res = await t.api('GET', path, undefined, other.key);
       expectError(res, 403, { code: 'permission_denied' });
       expect(res.body.detail).toContain('feature_flag:read');
@@ -145,23 +182,35 @@ describe('scopes', () => {
     const writer = await newUser(t, { scopes: ['feature_flag:write'] });
     const res = await t.api('POST', flagsPath(t.projectId), { key: 'from-writer' }, writer.key);
     expect(res.status, res.text).toBe(201);
-    expect((await t.api('GET', flagPath(t.projectId, res.body.id), undefined, writer.key)).status).toBe(200);
+    expect(
+      (await t.api('GET', flagPath(t.projectId, res.body.id), undefined, writer.key)).status,
+    ).toBe(200);
     expect((await t.api('GET', flagsPath(t.projectId), undefined, writer.key)).status).toBe(200);
   });
 
   it('a key without scopes may not read or write flags', async () => {
     const bare = await newUser(t, { scopes: [] });
     const flag = await createFlag(t);
-    expectError(await t.api('GET', flagsPath(t.projectId), undefined, bare.key), 403, { code: 'permission_denied' });
-    expectError(await t.api('GET', flagPath(t.projectId, flag.id), undefined, bare.key), 403, { code: 'permission_denied' });
-    expectError(await t.api('POST', flagsPath(t.projectId), { key: 'bare' }, bare.key), 403, { code: 'permission_denied' });
+    expectError(await t.api('GET', flagsPath(t.projectId), undefined, bare.key), 403, {
+      code: 'permission_denied',
+    });
+    expectError(await t.api('GET', flagPath(t.projectId, flag.id), undefined, bare.key), 403, {
+      code: 'permission_denied',
+    });
+    expectError(await t.api('POST', flagsPath(t.projectId), { key: 'bare' }, bare.key), 403, {
+      code: 'permission_denied',
+    });
   });
 });
 
 describe('projects', () => {
   it('a project the caller is not a member of answers 404, and nothing is written there', async () => {
     const hidden = await newProject(t);
-    const hiddenFlag = await createFlag(t, { key: 'hidden', name: 'secret' }, { projectId: hidden });
+    const hiddenFlag = await createFlag(
+      t,
+      { key: 'hidden', name: 'secret' },
+      { projectId: hidden },
+    );
     const stranger = await newUser(t, { scopes: ['*'] });
     for (const [method, path, body] of [
       ['GET', flagsPath(hidden)],
@@ -189,7 +238,11 @@ describe('projects', () => {
     const a = await newProject(t);
     const b = await newProject(t);
     const user = await newUser(t, { projectId: a, scopes: ['*'], scopedProjectIds: [a] });
-    await addProjectMember(accessDeps(t.service.ctx), { projectId: b, userId: user.userId, level: MEMBER });
+    await addProjectMember(accessDeps(t.service.ctx), {
+      projectId: b,
+      userId: user.userId,
+      level: MEMBER,
+    });
     const flagB = await createFlag(t, {}, { projectId: b });
 
     expect((await t.api('GET', flagsPath(a), undefined, user.key)).status).toBe(200);
@@ -205,7 +258,11 @@ describe('projects', () => {
     const p1 = await newProject(t, 'Alpha');
     const p2 = await newProject(t, 'Beta');
     const member = await newUser(t, { projectId: p1, level: MEMBER });
-    await addProjectMember(accessDeps(t.service.ctx), { projectId: p2, userId: member.userId, level: ADMIN });
+    await addProjectMember(accessDeps(t.service.ctx), {
+      projectId: p2,
+      userId: member.userId,
+      level: ADMIN,
+    });
 
     const res = await t.api('GET', '/api/projects/', undefined, member.key);
     expect(res.status).toBe(200);

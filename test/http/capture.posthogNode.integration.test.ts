@@ -4,7 +4,11 @@ import LZString from 'lz-string';
 import { PostHog as PostHogV4 } from 'posthog-node-v4';
 import { PostHog as PostHogV5 } from 'posthog-node-v5';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CaptureProxy, type RecordedExchange, startCaptureProxy } from '../support/captureProxy.ts';
+import {
+  type CaptureProxy,
+  type RecordedExchange,
+  startCaptureProxy,
+} from '../support/captureProxy.ts';
 import { type ReadbackEvent, readBackEvents, readFromLog } from '../support/captureReadback.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
@@ -81,7 +85,11 @@ const flavours: Flavour[] = [
     name: 'posthog-node v5',
     version: '5.70.0',
     make: (options) => new PostHogV5(KEY, { host: proxy.url, fetchRetryCount: 0, ...options }),
-    batchHeaders: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'user-agent': 'posthog-node/5.70.0' },
+    batchHeaders: {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+      'user-agent': 'posthog-node/5.70.0',
+    },
   },
 ];
 
@@ -91,8 +99,20 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     const did = unique(`node${version}`);
     const uuid = randomUUID();
     const past = new Date(Date.now() - 3 * 24 * 3600_000);
-    const properties = { plan: 'pro plus', total: 12.5, items: ['a', 'b'], nested: { ok: true }, emoji: '\u{1F913}' };
-    client.capture({ distinctId: did, event: 'order placed', properties, groups: { company: 'acme' }, uuid });
+    const properties = {
+      plan: 'pro plus',
+      total: 12.5,
+      items: ['a', 'b'],
+      nested: { ok: true },
+      emoji: '\u{1F913}',
+    };
+    client.capture({
+      distinctId: did,
+      event: 'order placed',
+      properties,
+      groups: { company: 'acme' },
+      uuid,
+    });
     client.capture({ distinctId: did, event: 'backfilled', properties: { n: 1 }, timestamp: past });
     client.capture({ distinctId: did, event: 'third', properties: { n: 3 } });
     // v4 enqueues a capture a tick later (it may need flags first), so flush() right after capture() can find an
@@ -103,7 +123,11 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     expect(proxy.exchanges).toHaveLength(1);
     expect(proxy.exchanges[0]!.headers).toMatchObject(batchHeaders);
     const envelope = payloadOf(proxy.exchanges[0]!);
-    expect(envelope).toMatchObject({ api_key: KEY, batch: expect.any(Array), sent_at: expect.any(String) });
+    expect(envelope).toMatchObject({
+      api_key: KEY,
+      batch: expect.any(Array),
+      sent_at: expect.any(String),
+    });
     expect(envelope.batch).toHaveLength(3);
 
     const got = await readBackEvents(t, did, { count: 3 });
@@ -117,7 +141,11 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
       // posthog-node disables GeoIP by default: the server's address is not the user's.
       $geoip_disable: true,
     });
-    expect(Object.keys(order.properties).filter((k) => k.startsWith('$geoip_') && k !== '$geoip_disable')).toEqual([]);
+    expect(
+      Object.keys(order.properties).filter(
+        (k) => k.startsWith('$geoip_') && k !== '$geoip_disable',
+      ),
+    ).toEqual([]);
     // Same clock on both ends: skew correction moves the timestamp by the time the request took, no more.
     const backfilled = Date.parse(byEvent(got, 'backfilled').timestamp);
     expect(backfilled).toBeGreaterThanOrEqual(past.getTime());
@@ -132,7 +160,10 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     await new Promise((r) => setTimeout(r, 50)); // let v4 enqueue it
     await client.flush();
     expectOnlyCaptureTraffic(proxy.exchanges, /^\/batch\/$/);
-    expect((await readBackEvents(t, did))[0]!.properties).toMatchObject({ via: 'flush', $lib_version: version });
+    expect((await readBackEvents(t, did))[0]!.properties).toMatchObject({
+      via: 'flush',
+      $lib_version: version,
+    });
     await client.shutdown();
   });
 
@@ -142,9 +173,16 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     const alias = unique('alias');
     const group = unique('acme');
     client.identify({ distinctId: did, properties: { email: 'max@example.com', name: 'Max' } });
-    client.identify({ distinctId: did, properties: { $set: { plan: 'pro' }, $set_once: { first_seen: '2024-01-01' } } });
+    client.identify({
+      distinctId: did,
+      properties: { $set: { plan: 'pro' }, $set_once: { first_seen: '2024-01-01' } },
+    });
     client.alias({ distinctId: did, alias });
-    client.groupIdentify({ groupType: 'company', groupKey: group, properties: { name: 'Acme', employees: 40 } });
+    client.groupIdentify({
+      groupType: 'company',
+      groupKey: group,
+      properties: { name: 'Acme', employees: 40 },
+    });
     await client.shutdown();
 
     expectOnlyCaptureTraffic(proxy.exchanges, /^\/batch\/$/);
@@ -152,15 +190,28 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     const identifies = got.filter((e) => e.event === '$identify');
     expect(identifies).toHaveLength(2);
     expect(identifies.map((e) => e.properties.$set)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ email: 'max@example.com', name: 'Max' }), expect.objectContaining({ plan: 'pro' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ email: 'max@example.com', name: 'Max' }),
+        expect.objectContaining({ plan: 'pro' }),
+      ]),
     );
-    expect(identifies.find((e) => (e.properties.$set as any)?.plan === 'pro')!.properties.$set_once).toMatchObject({ first_seen: '2024-01-01' });
-    expect(byEvent(got, '$create_alias').properties).toMatchObject({ alias, distinct_id: did, $lib_version: version });
+    expect(
+      identifies.find((e) => (e.properties.$set as any)?.plan === 'pro')!.properties.$set_once,
+    ).toMatchObject({ first_seen: '2024-01-01' });
+    expect(byEvent(got, '$create_alias').properties).toMatchObject({
+      alias,
+      distinct_id: did,
+      $lib_version: version,
+    });
 
     const [groupEvent] = await readBackEvents(t, `$company_${group}`);
     expect(groupEvent).toMatchObject({
       event: '$groupidentify',
-      properties: { $group_type: 'company', $group_key: group, $group_set: { name: 'Acme', employees: 40 } },
+      properties: {
+        $group_type: 'company',
+        $group_key: group,
+        $group_set: { name: 'Acme', employees: 40 },
+      },
     });
   });
 
@@ -168,7 +219,9 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     const errors: unknown[] = [];
     const client = make({ flushAt: 1 });
     (client as PostHogV4).on('error', (e: unknown) => errors.push(e));
-    const wrong = version.startsWith('4') ? new PostHogV4('phc_wrong_key', { host: proxy.url, flushAt: 1, fetchRetryCount: 0 }) : new PostHogV5('phc_wrong_key', { host: proxy.url, flushAt: 1, fetchRetryCount: 0 });
+    const wrong = version.startsWith('4')
+      ? new PostHogV4('phc_wrong_key', { host: proxy.url, flushAt: 1, fetchRetryCount: 0 })
+      : new PostHogV5('phc_wrong_key', { host: proxy.url, flushAt: 1, fetchRetryCount: 0 });
     const wrongErrors: unknown[] = [];
     (wrong as PostHogV4).on('error', (e: unknown) => wrongErrors.push(e));
     const did = unique('wrongkey');
@@ -177,7 +230,11 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
     await client.shutdown();
     expect(proxy.exchanges.map((x) => x.status)).toContain(401);
     const rejected = proxy.exchanges.find((x) => x.status === 401)!;
-    expect(JSON.parse(rejected.responseText)).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key', attr: null });
+    expect(JSON.parse(rejected.responseText)).toMatchObject({
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      attr: null,
+    });
     expect(wrongErrors.length).toBeGreaterThan(0);
     expect(errors).toEqual([]);
     expect(await readFromLog(t, { distinctId: did })).toEqual([]);
@@ -186,7 +243,13 @@ describe.each(flavours)('$name', ({ version, make, batchHeaders }) => {
 
 describe('posthog-node v4, captureMode: form', () => {
   it('sends lz64 in a urlencoded form to /e/?ip=1&_=…&v=4.18.0; events arrive with their properties and sent_at', async () => {
-    const client = new PostHogV4(KEY, { host: proxy.url, captureMode: 'form', flushAt: 20, flushInterval: 60_000, fetchRetryCount: 0 });
+    const client = new PostHogV4(KEY, {
+      host: proxy.url,
+      captureMode: 'form',
+      flushAt: 20,
+      flushInterval: 60_000,
+      fetchRetryCount: 0,
+    });
     const did = unique('form');
     const properties = { plan: 'pro plus', formula: 'a+b = c & d', emoji: 'caf\u00e9 \u{1F913}' };
     client.capture({ distinctId: did, event: 'form event', properties });
@@ -202,7 +265,12 @@ describe('posthog-node v4, captureMode: form', () => {
     expect(envelope.api_key).toBe(KEY);
 
     const got = await readBackEvents(t, did, { count: 3 });
-    expect(byEvent(got, 'form event').properties).toMatchObject({ ...properties, $lib: 'posthog-node', $lib_version: '4.18.0', $sent_at: envelope.sent_at });
+    expect(byEvent(got, 'form event').properties).toMatchObject({
+      ...properties,
+      $lib: 'posthog-node',
+      $lib_version: '4.18.0',
+      $sent_at: envelope.sent_at,
+    });
     expect(byEvent(got, '$identify').properties.$set).toMatchObject({ email: 'form@example.com' });
     expect(byEvent(got, '$create_alias').properties.distinct_id).toBe(did);
   });
@@ -210,21 +278,39 @@ describe('posthog-node v4, captureMode: form', () => {
 
 describe('posthog-node v5 specifics', () => {
   it('disableCompression: plain JSON to /batch/', async () => {
-    const client = new PostHogV5(KEY, { host: proxy.url, disableCompression: true, flushAt: 20, flushInterval: 60_000, fetchRetryCount: 0 });
+    const client = new PostHogV5(KEY, {
+      host: proxy.url,
+      disableCompression: true,
+      flushAt: 20,
+      flushInterval: 60_000,
+      fetchRetryCount: 0,
+    });
     const did = unique('plain5');
     client.capture({ distinctId: did, event: 'uncompressed', properties: { a: 1 } });
     await client.shutdown();
     expectOnlyCaptureTraffic(proxy.exchanges, /^\/batch\/$/);
     expect(proxy.exchanges[0]!.headers['content-encoding']).toBeUndefined();
     expect(JSON.parse(proxy.exchanges[0]!.body.toString('utf8')).batch).toHaveLength(1);
-    expect((await readBackEvents(t, did))[0]!.properties).toMatchObject({ a: 1, $lib_version: '5.70.0' });
+    expect((await readBackEvents(t, did))[0]!.properties).toMatchObject({
+      a: 1,
+      $lib_version: '5.70.0',
+    });
   });
 
   it('captureImmediate and historicalMigration', async () => {
-    const client = new PostHogV5(KEY, { host: proxy.url, historicalMigration: true, fetchRetryCount: 0 });
+    const client = new PostHogV5(KEY, {
+      host: proxy.url,
+      historicalMigration: true,
+      fetchRetryCount: 0,
+    });
     const did = unique('immediate5');
     const at = new Date('2023-03-04T05:06:07.089Z');
-    await client.captureImmediate({ distinctId: did, event: 'right now', properties: { imported: true }, timestamp: at });
+    await client.captureImmediate({
+      distinctId: did,
+      event: 'right now',
+      properties: { imported: true },
+      timestamp: at,
+    });
     expectOnlyCaptureTraffic(proxy.exchanges, /^\/batch\/$/);
     expect(payloadOf(proxy.exchanges[0]!)).toMatchObject({ historical_migration: true });
     const [e] = await readBackEvents(t, did);
@@ -235,9 +321,16 @@ describe('posthog-node v5 specifics', () => {
   });
 
   it('a large batch (more than maxBatchSize) is sent in several requests, every event stored once', async () => {
-    const client = new PostHogV5(KEY, { host: proxy.url, flushAt: 50, maxBatchSize: 50, flushInterval: 60_000, fetchRetryCount: 0 });
+    const client = new PostHogV5(KEY, {
+      host: proxy.url,
+      flushAt: 50,
+      maxBatchSize: 50,
+      flushInterval: 60_000,
+      fetchRetryCount: 0,
+    });
     const did = unique('many5');
-    for (let i = 0; i < 120; i++) client.capture({ distinctId: did, event: 'many', properties: { i } });
+    for (let i = 0; i < 120; i++)
+      client.capture({ distinctId: did, event: 'many', properties: { i } });
     await client.shutdown();
     expectOnlyCaptureTraffic(proxy.exchanges, /^\/batch\/$/);
     expect(proxy.exchanges.length).toBeGreaterThanOrEqual(3);

@@ -1,33 +1,92 @@
 import { randomUUID } from 'node:crypto';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personUuidFor } from '../../projections/persons/personsFold.ts';
+import { capture } from '../support/capture.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectError, expectValidation, linkPath, newProject, newUser } from './helpers.ts';
-import { capture } from '../support/capture.ts';
 
 let t: TestService;
 const id: Record<string, string> = {};
 const TICKS = ['t1', 't2', 't3', 't4', 't5'];
 
 const elements = [
-  { tag_name: 'a', $el_text: 'Sign up', attr__class: 'btn btn-primary', attr__href: '/signup', nth_child: 1, nth_of_type: 2 },
+  {
+    tag_name: 'a',
+    $el_text: 'Sign up',
+    attr__class: 'btn btn-primary',
+    attr__href: '/signup',
+    nth_child: 1,
+    nth_of_type: 2,
+  },
   { tag_name: 'div', nth_child: 1, nth_of_type: 1 },
 ];
 
 const fixtures = () => [
-  { name: 'e1', event: 'pageview', distinct_id: 'alice', ts: '2024-03-01T10:00:00.000Z',
-    properties: { $browser: 'Chrome', plan: 'pro', amount: 30, flag: true, signup_date: '2024-01-15', nested: { a: { b: 'deep' } } } },
-  { name: 'e2', event: 'pageview', distinct_id: 'bob', ts: '2024-03-01T11:00:00.000Z', properties: { $browser: 'Firefox', plan: 'free', amount: 5, signup_date: '2024-02-20T08:30:00Z' } },
-  { name: 'e3', event: '$autocapture', distinct_id: 'alice', ts: '2024-03-02T09:00:00.250Z', properties: { $event_type: 'click', $elements: elements } },
-  { name: 'e4', event: 'purchase', distinct_id: 'carol', ts: '2024-03-03T12:00:00.000Z', properties: { amount: 100, plan: 'pro', 'weird"key': 'x', $browser: 'Chrome' } },
-  ...TICKS.map((name) => ({ name, event: 'tick', distinct_id: 'dave', ts: '2024-03-04T00:00:00.000Z', properties: { n: name } })),
-  { name: 'e10', event: 'pageview', distinct_id: 'erin', ts: '2024-03-05T08:00:00.000Z', properties: { $browser: 'Safari', amount: '42', note: "it's 50% off_now" } },
+  {
+    name: 'e1',
+    event: 'pageview',
+    distinct_id: 'alice',
+    ts: '2024-03-01T10:00:00.000Z',
+    properties: {
+      $browser: 'Chrome',
+      plan: 'pro',
+      amount: 30,
+      flag: true,
+      signup_date: '2024-01-15',
+      nested: { a: { b: 'deep' } },
+    },
+  },
+  {
+    name: 'e2',
+    event: 'pageview',
+    distinct_id: 'bob',
+    ts: '2024-03-01T11:00:00.000Z',
+    properties: {
+      $browser: 'Firefox',
+      plan: 'free',
+      amount: 5,
+      signup_date: '2024-02-20T08:30:00Z',
+    },
+  },
+  {
+    name: 'e3',
+    event: '$autocapture',
+    distinct_id: 'alice',
+    ts: '2024-03-02T09:00:00.250Z',
+    properties: { $event_type: 'click', $elements: elements },
+  },
+  {
+    name: 'e4',
+    event: 'purchase',
+    distinct_id: 'carol',
+    ts: '2024-03-03T12:00:00.000Z',
+    properties: { amount: 100, plan: 'pro', 'weird"key': 'x', $browser: 'Chrome' },
+  },
+  ...TICKS.map((name) => ({
+    name,
+    event: 'tick',
+    distinct_id: 'dave',
+    ts: '2024-03-04T00:00:00.000Z',
+    properties: { n: name },
+  })),
+  {
+    name: 'e10',
+    event: 'pageview',
+    distinct_id: 'erin',
+    ts: '2024-03-05T08:00:00.000Z',
+    properties: { $browser: 'Safari', amount: '42', note: "it's 50% off_now" },
+  },
 ];
 const ALL = ['e10', ...TICKS, 'e4', 'e3', 'e2', 'e1']; // newest first (ticks share a timestamp)
 
-const eventsPath = (query: Record<string, string | string[]> = {}, projectId: number = t.projectId) => {
+const eventsPath = (
+  query: Record<string, string | string[]> = {},
+  projectId: number = t.projectId,
+) => {
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) for (const one of Array.isArray(v) ? v : [v]) qs.append(k, one);
+  for (const [k, v] of Object.entries(query))
+    for (const one of Array.isArray(v) ? v : [v]) qs.append(k, one);
   const s = qs.toString();
   return `/api/projects/${projectId}/events/${s ? `?${s}` : ''}`;
 };
@@ -36,38 +95,30 @@ const list = async (query: Record<string, string | string[]> = {}) => {
   expect(res.status, res.text).toBe(200);
   return res.body;
 };
-const names = (results: { id: string }[]) => results.map((r) => Object.keys(id).find((k) => id[k] === r.id));
-const filtered = async (properties: unknown) => names((await list({ properties: JSON.stringify(properties) })).results);
-const where = async (...conditions: string[]) => names((await list({ where: JSON.stringify(conditions) })).results);
+const names = (results: { id: string }[]) =>
+  results.map((r) => Object.keys(id).find((k) => id[k] === r.id));
+const filtered = async (properties: unknown) =>
+  names((await list({ properties: JSON.stringify(properties) })).results);
+const where = async (...conditions: string[]) =>
+  names((await list({ where: JSON.stringify(conditions) })).results);
 /** Names in list order, ignoring the order among the tied ticks. */
-const sortTicks = (xs: (string | undefined)[]) => xs.map((x) => (x && TICKS.includes(x) ? 'tick' : x));
+const sortTicks = (xs: (string | undefined)[]) =>
+  xs.map((x) => (x && TICKS.includes(x) ? 'tick' : x));
 
-/** Minimal RFC 4180 reader for the assertions. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\n') row.push(field), rows.push(row), (row = []), (field = '');
-    else if (c !== '\r') field += c;
-  }
-  if (field || row.length) row.push(field), rows.push(row);
-  return rows;
-}
+/** RFC 4180, as a spreadsheet reads it (csv-parse). */
+const parseCsv = (text: string): string[][] =>
+  parse(text, { relax_column_count: true }) as string[][];
 
 beforeAll(async () => {
   t = await startTestService();
   const batch = fixtures().map((f) => {
     id[f.name] = randomUUID();
-    return { event: f.event, uuid: id[f.name], timestamp: f.ts, properties: { distinct_id: f.distinct_id, ...f.properties } };
+    return {
+      event: f.event,
+      uuid: id[f.name],
+      timestamp: f.ts,
+      properties: { distinct_id: f.distinct_id, ...f.properties },
+    };
   });
   await capture(t, batch);
   const head = await t.service.ctx.store.headPosition();
@@ -85,7 +136,13 @@ describe('GET events/', () => {
     expect(e1).toEqual({
       id: id.e1,
       distinct_id: 'alice',
-      properties: expect.objectContaining({ $browser: 'Chrome', plan: 'pro', amount: 30, flag: true, nested: { a: { b: 'deep' } } }),
+      properties: expect.objectContaining({
+        $browser: 'Chrome',
+        plan: 'pro',
+        amount: 30,
+        flag: true,
+        nested: { a: { b: 'deep' } },
+      }),
       event: 'pageview',
       timestamp: '2024-03-01T10:00:00.000000+00:00',
       person: { is_identified: false, distinct_ids: ['alice'], properties: {} },
@@ -97,28 +154,62 @@ describe('GET events/', () => {
   it('parses the elements chain of autocapture events into elements', async () => {
     const e3 = (await list({ event: '$autocapture' })).results[0];
     expect(e3.timestamp).toBe('2024-03-02T09:00:00.250000+00:00');
-    expect(e3.elements_chain).toBe('a.btn.btn-primary:attr__class="btn btn-primary"attr__href="/signup"href="/signup"nth-child="1"nth-of-type="2"text="Sign up";div:nth-child="1"nth-of-type="1"');
+    expect(e3.elements_chain).toBe(
+      'a.btn.btn-primary:attr__class="btn btn-primary"attr__href="/signup"href="/signup"nth-child="1"nth-of-type="2"text="Sign up";div:nth-child="1"nth-of-type="1"',
+    );
     expect(e3.properties.$elements).toBeUndefined();
     expect(e3.elements).toEqual([
-      { event: null, text: 'Sign up', tag_name: 'a', attr_class: ['btn', 'btn-primary'], href: '/signup', attr_id: null, nth_child: 1, nth_of_type: 2,
-        attributes: { attr__class: 'btn btn-primary', attr__href: '/signup' }, order: 0 },
-      { event: null, text: null, tag_name: 'div', attr_class: null, href: null, attr_id: null, nth_child: 1, nth_of_type: 1, attributes: {}, order: 1 },
+      {
+        event: null,
+        text: 'Sign up',
+        tag_name: 'a',
+        attr_class: ['btn', 'btn-primary'],
+        href: '/signup',
+        attr_id: null,
+        nth_child: 1,
+        nth_of_type: 2,
+        attributes: { attr__class: 'btn btn-primary', attr__href: '/signup' },
+        order: 0,
+      },
+      {
+        event: null,
+        text: null,
+        tag_name: 'div',
+        attr_class: null,
+        href: null,
+        attr_id: null,
+        nth_child: 1,
+        nth_of_type: 1,
+        attributes: {},
+        order: 1,
+      },
     ]);
   });
 
   it('filters by event, distinct_id and person_id', async () => {
     expect(names((await list({ event: 'pageview' })).results)).toEqual(['e10', 'e2', 'e1']);
     expect(names((await list({ distinct_id: 'alice' })).results)).toEqual(['e3', 'e1']);
-    expect(names((await list({ distinct_id: 'alice', event: 'pageview' })).results)).toEqual(['e1']);
-    expect(names((await list({ person_id: personUuidFor(t.projectId, 'bob') })).results)).toEqual(['e2']);
+    expect(names((await list({ distinct_id: 'alice', event: 'pageview' })).results)).toEqual([
+      'e1',
+    ]);
+    expect(names((await list({ person_id: personUuidFor(t.projectId, 'bob') })).results)).toEqual([
+      'e2',
+    ]);
     expect((await list({ distinct_id: 'nobody' })).results).toEqual([]);
     expect((await list({ person_id: '999999' })).results).toEqual([]);
   });
 
   it('bounds by after and before (exclusive), ISO or relative', async () => {
-    expect(names((await list({ after: '2024-03-01T10:00:00Z', before: '2024-03-03T12:00:00Z' })).results)).toEqual(['e3', 'e2']);
+    expect(
+      names(
+        (await list({ after: '2024-03-01T10:00:00Z', before: '2024-03-03T12:00:00Z' })).results,
+      ),
+    ).toEqual(['e3', 'e2']);
     expect(names((await list({ after: '2024-03-04T00:00:00+00:00' })).results)).toEqual(['e10']);
-    expect(names((await list({ before: '2024-03-01 11:00:00.000001' })).results)).toEqual(['e2', 'e1']);
+    expect(names((await list({ before: '2024-03-01 11:00:00.000001' })).results)).toEqual([
+      'e2',
+      'e1',
+    ]);
     expect((await list({ after: '-30d' })).results).toEqual([]); // the fixtures are from 2024
     expect((await list({ before: '-1d' })).results).toHaveLength(10);
     expectValidation(await t.api('GET', eventsPath({ after: 'yesterday' })), 'after');
@@ -137,16 +228,29 @@ describe('GET events/', () => {
   });
 
   it('orders ascending with orderBy ["timestamp"], and by other expressions', async () => {
-    expect(sortTicks(names((await list({ orderBy: '["timestamp"]' })).results))).toEqual(sortTicks([...ALL].reverse()));
-    expect(names((await list({ orderBy: '["timestamp ASC"]', event: 'pageview' })).results)).toEqual(['e1', 'e2', 'e10']);
-    expect(names((await list({ orderBy: '["distinct_id"]', event: 'pageview' })).results)).toEqual(['e1', 'e2', 'e10']);
-    expect(names((await list({ orderBy: '["-properties.$browser"]', event: 'pageview' })).results)).toEqual(['e10', 'e2', 'e1']);
+    expect(sortTicks(names((await list({ orderBy: '["timestamp"]' })).results))).toEqual(
+      sortTicks([...ALL].reverse()),
+    );
+    expect(
+      names((await list({ orderBy: '["timestamp ASC"]', event: 'pageview' })).results),
+    ).toEqual(['e1', 'e2', 'e10']);
+    expect(names((await list({ orderBy: '["distinct_id"]', event: 'pageview' })).results)).toEqual([
+      'e1',
+      'e2',
+      'e10',
+    ]);
+    expect(
+      names((await list({ orderBy: '["-properties.$browser"]', event: 'pageview' })).results),
+    ).toEqual(['e10', 'e2', 'e1']);
     expectValidation(await t.api('GET', eventsPath({ orderBy: '-timestamp' })), 'orderBy');
     expectValidation(await t.api('GET', eventsPath({ orderBy: '["nope"]' })), 'orderBy');
   });
 
   it('pages with a timestamp cursor in next, across events sharing a timestamp, both directions', async () => {
-    for (const [orderBy, expected] of [[undefined, ALL], ['["timestamp"]', [...ALL].reverse()]] as const) {
+    for (const [orderBy, expected] of [
+      [undefined, ALL],
+      ['["timestamp"]', [...ALL].reverse()],
+    ] as const) {
       const seen: string[] = [];
       let path: string | null = eventsPath({ limit: '2', ...(orderBy ? { orderBy } : {}) });
       let pages = 0;
@@ -156,8 +260,12 @@ describe('GET events/', () => {
         seen.push(...(names(res.body.results) as string[]));
         if (res.body.next) {
           const next = new URL(res.body.next);
-          expect(next.searchParams.get(orderBy ? 'after' : 'before')).toBe(res.body.results.at(-1).timestamp);
-          expect(next.searchParams.get(orderBy ? 'after_uuid' : 'before_uuid')).toBe(res.body.results.at(-1).id);
+          expect(next.searchParams.get(orderBy ? 'after' : 'before')).toBe(
+            res.body.results.at(-1).timestamp,
+          );
+          expect(next.searchParams.get(orderBy ? 'after_uuid' : 'before_uuid')).toBe(
+            res.body.results.at(-1).id,
+          );
           expect(next.searchParams.get('limit')).toBe('2');
           expect(next.searchParams.has('offset')).toBe(false);
         }
@@ -176,16 +284,29 @@ describe('GET events/', () => {
     const second = await t.api('GET', linkPath(t, first.next));
     expect(second.body.results).toHaveLength(2);
     expect(second.body.next).toBeNull();
-    expect(new Set([...first.results, ...second.body.results].map((r: any) => r.id))).toEqual(new Set(TICKS.map((n) => id[n])));
+    expect(new Set([...first.results, ...second.body.results].map((r: any) => r.id))).toEqual(
+      new Set(TICKS.map((n) => id[n])),
+    );
   });
 
   it('answers CSV with format=csv', async () => {
-    const res = await fetch(`${t.url}${eventsPath({ format: 'csv', event: 'pageview' })}`, { headers: { authorization: `Bearer ${t.personalApiKey}` } });
+    const res = await fetch(`${t.url}${eventsPath({ format: 'csv', event: 'pageview' })}`, {
+      headers: { authorization: `Bearer ${t.personalApiKey}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const [header, ...rows] = parseCsv(await res.text());
     expect(header!.slice(0, 2)).toEqual(['id', 'distinct_id']);
-    expect(header).toEqual(expect.arrayContaining(['properties.$browser', 'properties.amount', 'event', 'timestamp', 'person', 'elements_chain']));
+    expect(header).toEqual(
+      expect.arrayContaining([
+        'properties.$browser',
+        'properties.amount',
+        'event',
+        'timestamp',
+        'person',
+        'elements_chain',
+      ]),
+    );
     expect(rows).toHaveLength(3);
     const col = (name: string) => rows.map((r) => r[header!.indexOf(name)]);
     expect(col('id')).toEqual([id.e10, id.e2, id.e1]);
@@ -204,7 +325,9 @@ describe('GET events/', () => {
   it('needs a key with query:read', async () => {
     expectError(await t.api('GET', eventsPath(), undefined, null), 401);
     const { key } = await newUser(t, { scopes: ['feature_flag:read'] });
-    expectError(await t.api('GET', eventsPath(), undefined, key), 403, { code: 'permission_denied' });
+    expectError(await t.api('GET', eventsPath(), undefined, key), 403, {
+      code: 'permission_denied',
+    });
     const reader = await newUser(t, { scopes: ['query:read'] });
     expect((await t.api('GET', eventsPath(), undefined, reader.key)).status).toBe(200);
   });
@@ -228,7 +351,9 @@ describe('GET events/:id/ and events/values/', () => {
       elements: [],
       elements_chain: '',
     });
-    const csv = await fetch(`${t.url}/api/projects/${t.projectId}/events/${id.e4}/?format=csv`, { headers: { authorization: `Bearer ${t.personalApiKey}` } });
+    const csv = await fetch(`${t.url}/api/projects/${t.projectId}/events/${id.e4}/?format=csv`, {
+      headers: { authorization: `Bearer ${t.personalApiKey}` },
+    });
     const [header, row] = parseCsv(await csv.text());
     expect(row![header!.indexOf('event')]).toBe('purchase');
   });
@@ -236,22 +361,43 @@ describe('GET events/:id/ and events/values/', () => {
   it('answers 400 Invalid UUID and 404 for an absent event', async () => {
     const bad = await t.api('GET', `/api/projects/${t.projectId}/events/not-a-uuid/`);
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ type: 'validation_error', code: 'invalid', detail: 'Invalid UUID', attr: null });
+    expect(bad.body).toEqual({
+      type: 'validation_error',
+      code: 'invalid',
+      detail: 'Invalid UUID',
+      attr: null,
+    });
     const missing = randomUUID();
     const absent = await t.api('GET', `/api/projects/${t.projectId}/events/${missing}/`);
     expect(absent.status).toBe(404);
-    expect(absent.body).toEqual({ type: 'invalid_request', code: 'not_found', detail: `No events exist for event UUID ${missing}`, attr: null });
+    expect(absent.body).toEqual({
+      type: 'invalid_request',
+      code: 'not_found',
+      detail: `No events exist for event UUID ${missing}`,
+      attr: null,
+    });
     const other = await newProject(t);
     expect((await t.api('GET', `/api/projects/${other}/events/${id.e4}/`)).status).toBe(404);
   });
 
   it('lists property values, most frequent first, filtered by value and event name', async () => {
     const values = (q: string) => t.api('GET', `/api/projects/${t.projectId}/events/values/?${q}`);
-    expect((await values('key=$browser')).body).toEqual([{ name: 'Chrome' }, { name: 'Firefox' }, { name: 'Safari' }]);
+    expect((await values('key=$browser')).body).toEqual([
+      { name: 'Chrome' },
+      { name: 'Firefox' },
+      { name: 'Safari' },
+    ]);
     expect((await values('key=$browser&value=FIR')).body).toEqual([{ name: 'Firefox' }]);
     expect((await values('key=$browser&event_name=purchase')).body).toEqual([{ name: 'Chrome' }]);
-    expect((await values('key=$browser&event_name=purchase&event_name=pageview&limit=2')).body).toEqual([{ name: 'Chrome' }, { name: 'Firefox' }]);
-    expect((await values('key=amount')).body).toEqual([{ name: '100' }, { name: '30' }, { name: '42' }, { name: '5' }]);
+    expect(
+      (await values('key=$browser&event_name=purchase&event_name=pageview&limit=2')).body,
+    ).toEqual([{ name: 'Chrome' }, { name: 'Firefox' }]);
+    expect((await values('key=amount')).body).toEqual([
+      { name: '100' },
+      { name: '30' },
+      { name: '42' },
+      { name: '5' },
+    ]);
     expect((await values('key=note&value=50%25')).body).toEqual([{ name: "it's 50% off_now" }]);
     expect((await values('key=nothing')).body).toEqual([]);
     expectValidation(await values('value=x'), 'key');
@@ -260,23 +406,34 @@ describe('GET events/:id/ and events/values/', () => {
 
 describe('GET events/?properties=', () => {
   it('applies every event property operator', async () => {
-    const f = (key: string, operator: string, value?: unknown) => filtered([{ key, operator, value, type: 'event' }]);
+    const f = (key: string, operator: string, value?: unknown) =>
+      filtered([{ key, operator, value, type: 'event' }]);
     expect(await filtered([{ key: '$browser', value: 'Chrome' }])).toEqual(['e4', 'e1']); // operator and type default to exact, event
     expect(await f('$browser', 'exact', ['Firefox', 'Safari'])).toEqual(['e10', 'e2']);
     expect(await f('amount', 'exact', 30)).toEqual(['e1']);
     expect(await f('flag', 'exact', true)).toEqual(['e1']);
-    expect(sortTicks(await f('$browser', 'is_not', 'Chrome'))).toEqual(sortTicks(['e10', ...TICKS, 'e3', 'e2'])); // missing counts as "not"
-    expect(sortTicks(await f('$browser', 'is_not', ['Chrome', 'Safari']))).toEqual(sortTicks([...TICKS, 'e3', 'e2']));
+    expect(sortTicks(await f('$browser', 'is_not', 'Chrome'))).toEqual(
+      sortTicks(['e10', ...TICKS, 'e3', 'e2']),
+    ); // missing counts as "not"
+    expect(sortTicks(await f('$browser', 'is_not', ['Chrome', 'Safari']))).toEqual(
+      sortTicks([...TICKS, 'e3', 'e2']),
+    );
     expect(await f('plan', 'is_set')).toEqual(['e4', 'e2', 'e1']);
     expect(sortTicks(await f('amount', 'is_not_set'))).toEqual(sortTicks([...TICKS, 'e3']));
     expect(await f('$browser', 'icontains', 'FOX')).toEqual(['e2']);
     expect(await f('note', 'icontains', '50%')).toEqual(['e10']);
     expect(await f('note', 'icontains', '0%_')).toEqual([]); // % and _ are literal
     expect(await f('note', 'icontains', 'off_')).toEqual(['e10']);
-    expect(sortTicks(await f('$browser', 'not_icontains', 'R'))).toEqual(sortTicks([...TICKS, 'e3']));
-    expect(sortTicks(await f('$browser', 'not_icontains', 'o'))).toEqual(sortTicks(['e10', ...TICKS, 'e3']));
+    expect(sortTicks(await f('$browser', 'not_icontains', 'R'))).toEqual(
+      sortTicks([...TICKS, 'e3']),
+    );
+    expect(sortTicks(await f('$browser', 'not_icontains', 'o'))).toEqual(
+      sortTicks(['e10', ...TICKS, 'e3']),
+    );
     expect(await f('$browser', 'regex', '^(Fire|Saf)')).toEqual(['e10', 'e2']);
-    expect(await f('plan', 'not_regex', '^p').then(sortTicks)).toEqual(sortTicks(['e10', ...TICKS, 'e3', 'e2']));
+    expect(await f('plan', 'not_regex', '^p').then(sortTicks)).toEqual(
+      sortTicks(['e10', ...TICKS, 'e3', 'e2']),
+    );
     expect(await f('amount', 'gt', 30)).toEqual(['e10', 'e4']);
     expect(await f('amount', 'gte', '30')).toEqual(['e10', 'e4', 'e1']);
     expect(await f('amount', 'lt', 30)).toEqual(['e2']);
@@ -289,9 +446,25 @@ describe('GET events/?properties=', () => {
   });
 
   it('combines filters: lists are AND, groups AND/OR nest, hogql filters are conditions', async () => {
-    expect(await filtered([{ key: 'plan', value: 'pro' }, { key: '$browser', value: 'Chrome' }, { key: 'amount', operator: 'gt', value: 50 }])).toEqual(['e4']);
-    expect(await filtered({ type: 'OR', values: [{ key: 'plan', value: 'free' }, { type: 'AND', values: [{ key: 'amount', operator: 'gt', value: 99 }] }] })).toEqual(['e4', 'e2']);
-    expect(await filtered([{ key: "event = 'purchase' or distinct_id = 'bob'", type: 'hogql' }])).toEqual(['e4', 'e2']);
+    expect(
+      await filtered([
+        { key: 'plan', value: 'pro' },
+        { key: '$browser', value: 'Chrome' },
+        { key: 'amount', operator: 'gt', value: 50 },
+      ]),
+    ).toEqual(['e4']);
+    expect(
+      await filtered({
+        type: 'OR',
+        values: [
+          { key: 'plan', value: 'free' },
+          { type: 'AND', values: [{ key: 'amount', operator: 'gt', value: 99 }] },
+        ],
+      }),
+    ).toEqual(['e4', 'e2']);
+    expect(
+      await filtered([{ key: "event = 'purchase' or distinct_id = 'bob'", type: 'hogql' }]),
+    ).toEqual(['e4', 'e2']);
     expect((await list({ properties: '[]' })).results).toHaveLength(10);
   });
 
@@ -301,18 +474,45 @@ describe('GET events/?properties=', () => {
       expectValidation(res, 'properties');
       return res.body.detail as string;
     };
-    expect(await bad(JSON.stringify({ type: 'OR', values: [{ key: 'email', value: 'a@b.c', type: 'person' }, { key: 'plan', value: 'pro' }] }))).toMatch(/OR group mixing person and event filters/);
-    expect(await bad(JSON.stringify([{ key: 'id', value: 3, type: 'cohort' }]))).toMatch(/"cohort" are not supported/);
-    expect(await bad(JSON.stringify([{ key: 'v', operator: 'semver_gt', value: '1.0.0' }]))).toMatch(/"semver_gt" is not supported/);
-    expect(await bad(JSON.stringify([{ key: 'amount', operator: 'gt', value: 'lots' }]))).toMatch(/needs a number/);
-    expect(await bad(JSON.stringify([{ key: 'x', operator: 'regex', value: '(' }]))).toMatch(/invalid regular expression/);
-    expect(await bad(JSON.stringify([{ key: 'x', operator: 'is_date_before', value: 'soon' }]))).toMatch(/ISO 8601/);
+    expect(
+      await bad(
+        JSON.stringify({
+          type: 'OR',
+          values: [
+            { key: 'email', value: 'a@b.c', type: 'person' },
+            { key: 'plan', value: 'pro' },
+          ],
+        }),
+      ),
+    ).toMatch(/OR group mixing person and event filters/);
+    expect(await bad(JSON.stringify([{ key: 'id', value: 3, type: 'cohort' }]))).toMatch(
+      /"cohort" are not supported/,
+    );
+    expect(
+      await bad(JSON.stringify([{ key: 'v', operator: 'semver_gt', value: '1.0.0' }])),
+    ).toMatch(/"semver_gt" is not supported/);
+    expect(await bad(JSON.stringify([{ key: 'amount', operator: 'gt', value: 'lots' }]))).toMatch(
+      /needs a number/,
+    );
+    expect(await bad(JSON.stringify([{ key: 'x', operator: 'regex', value: '(' }]))).toMatch(
+      /invalid regular expression/,
+    );
+    expect(
+      await bad(JSON.stringify([{ key: 'x', operator: 'is_date_before', value: 'soon' }])),
+    ).toMatch(/ISO 8601/);
     expect(await bad(JSON.stringify([{ key: 'x', value: [] }]))).toMatch(/empty list/);
     expect(await bad(JSON.stringify([{ value: 'x' }]))).toMatch(/key/);
-    expect(await bad(JSON.stringify([{ key: 'count() > 1', type: 'hogql' }]))).toMatch(/aggregates are not allowed/);
+    expect(await bad(JSON.stringify([{ key: 'count() > 1', type: 'hogql' }]))).toMatch(
+      /aggregates are not allowed/,
+    );
     expect(await bad('{not json')).toMatch(/JSON/);
     // JavaScript accepts a lookahead, ClickHouse's RE2 does not: still a 400
-    const res = await t.api('GET', eventsPath({ properties: JSON.stringify([{ key: '$browser', operator: 'regex', value: '(?=C)' }]) }));
+    const res = await t.api(
+      'GET',
+      eventsPath({
+        properties: JSON.stringify([{ key: '$browser', operator: 'regex', value: '(?=C)' }]),
+      }),
+    );
     expectValidation(res, null);
     expect(res.body.detail).toMatch(/CANNOT_COMPILE_REGEXP/);
   });
@@ -327,19 +527,33 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
 
   it('filters with where conditions', async () => {
     expect(await where('properties.amount > 20')).toEqual(['e10', 'e4', 'e1']);
-    expect(sortTicks(await where("event IN ('purchase', 'tick')"))).toEqual(sortTicks([...TICKS, 'e4']));
+    expect(sortTicks(await where("event IN ('purchase', 'tick')"))).toEqual(
+      sortTicks([...TICKS, 'e4']),
+    );
     expect(await where("distinct_id LIKE 'a%'", "event != '$autocapture'")).toEqual(['e1']);
-    expect(await where("distinct_id NOT ILIKE '%A%'", 'properties.amount IS NOT NULL')).toEqual(['e10', 'e2']);
-    expect(await where("NOT (event = 'tick') AND lower(properties.$browser) = 'chrome'")).toEqual(['e4', 'e1']);
+    expect(await where("distinct_id NOT ILIKE '%A%'", 'properties.amount IS NOT NULL')).toEqual([
+      'e10',
+      'e2',
+    ]);
+    expect(await where("NOT (event = 'tick') AND lower(properties.$browser) = 'chrome'")).toEqual([
+      'e4',
+      'e1',
+    ]);
     expect(await where("properties['weird\"key'] = 'x'")).toEqual(['e4']);
-    expect(await where("properties.`$browser` = 'Safari' OR properties.nested.a.b = 'deep'")).toEqual(['e10', 'e1']);
+    expect(
+      await where("properties.`$browser` = 'Safari' OR properties.nested.a.b = 'deep'"),
+    ).toEqual(['e10', 'e1']);
     expect(await where("timestamp >= '2024-03-04'", "event = 'pageview'")).toEqual(['e10']);
     expect(await where("toDate(timestamp) = '2024-03-01'")).toEqual(['e2', 'e1']);
     expect(await where('properties.flag = true')).toEqual(['e1']);
     expect(await where('toInt(properties.amount) * 2 + 1 = 61')).toEqual(['e1']);
     expect(await where("concat(distinct_id, '-', event) = 'bob-pageview'")).toEqual(['e2']);
-    expect(await where("coalesce(properties.plan, 'none') = 'none'", "event = 'pageview'")).toEqual(['e10']);
-    expect(await where("length(properties.note) = 16", "substring(properties.note, 1, 4) = 'it''s'")).toEqual(['e10']);
+    expect(await where("coalesce(properties.plan, 'none') = 'none'", "event = 'pageview'")).toEqual(
+      ['e10'],
+    );
+    expect(
+      await where('length(properties.note) = 16', "substring(properties.note, 1, 4) = 'it''s'"),
+    ).toEqual(['e10']);
     expect(await where(`uuid = '${id.e2}'`)).toEqual(['e2']);
     expect(await where(`person_id = '${personUuidFor(t.projectId, 'carol')}'`)).toEqual(['e4']);
   });
@@ -352,7 +566,15 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
   });
 
   it('returns rows of the selected expressions, with aggregates grouped', async () => {
-    const rows = await select({ select: JSON.stringify(['event', 'properties.$browser', 'timestamp', 'toFloat(properties.amount) / 2 AS half']), where: '["properties.amount IS NOT NULL"]' });
+    const rows = await select({
+      select: JSON.stringify([
+        'event',
+        'properties.$browser',
+        'timestamp',
+        'toFloat(properties.amount) / 2 AS half',
+      ]),
+      where: '["properties.amount IS NOT NULL"]',
+    });
     expect(rows).toEqual({
       columns: ['event', 'properties.$browser', 'timestamp', 'half'],
       types: ['String', 'Nullable(String)', "DateTime64(6, 'UTC')", 'Nullable(Float64)'],
@@ -364,17 +586,47 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
       ],
       next: null,
     });
-    const counts = await select({ select: JSON.stringify(['event', 'count()', 'count(DISTINCT distinct_id)', 'sum(toFloat(properties.amount))', 'max(timestamp)']) });
-    expect(counts.columns).toEqual(['event', 'count()', 'count(DISTINCT distinct_id)', 'sum(toFloat(properties.amount))', 'max(timestamp)']);
+    const counts = await select({
+      select: JSON.stringify([
+        'event',
+        'count()',
+        'count(DISTINCT distinct_id)',
+        'sum(toFloat(properties.amount))',
+        'max(timestamp)',
+      ]),
+    });
+    expect(counts.columns).toEqual([
+      'event',
+      'count()',
+      'count(DISTINCT distinct_id)',
+      'sum(toFloat(properties.amount))',
+      'max(timestamp)',
+    ]);
     expect(counts.results).toEqual([
       ['tick', 5, 1, null, '2024-03-04T00:00:00.000000+00:00'],
       ['pageview', 3, 3, 77, '2024-03-05T08:00:00.000000+00:00'],
       ['$autocapture', 1, 1, null, '2024-03-02T09:00:00.250000+00:00'],
       ['purchase', 1, 1, 100, '2024-03-03T12:00:00.000000+00:00'],
     ]);
-    expect((await select({ select: '["count()", "avg(toFloat(properties.amount))"]', where: '["event = \'pageview\'"]' })).results).toEqual([[3, 77 / 3]]);
-    const ordered = await select({ select: '["distinct_id", "count() AS n"]', orderBy: '["n", "distinct_id DESC"]' });
-    expect(ordered.results).toEqual([['erin', 1], ['carol', 1], ['bob', 1], ['alice', 2], ['dave', 5]]);
+    expect(
+      (
+        await select({
+          select: '["count()", "avg(toFloat(properties.amount))"]',
+          where: '["event = \'pageview\'"]',
+        })
+      ).results,
+    ).toEqual([[3, 77 / 3]]);
+    const ordered = await select({
+      select: '["distinct_id", "count() AS n"]',
+      orderBy: '["n", "distinct_id DESC"]',
+    });
+    expect(ordered.results).toEqual([
+      ['erin', 1],
+      ['carol', 1],
+      ['bob', 1],
+      ['alice', 2],
+      ['dave', 5],
+    ]);
   });
 
   it('pages select results: timestamp cursor for rows, offset for aggregates', async () => {
@@ -382,20 +634,39 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
     expect(first.results).toEqual([['pageview'], ['tick'], ['tick'], ['tick'], ['tick'], ['tick']]);
     expect(new URL(first.next).searchParams.get('before')).toBe('2024-03-04T00:00:00.000000+00:00');
     const second = await t.api('GET', linkPath(t, first.next));
-    expect(second.body.results).toEqual([['purchase'], ['$autocapture'], ['pageview'], ['pageview']]);
+    expect(second.body.results).toEqual([
+      ['purchase'],
+      ['$autocapture'],
+      ['pageview'],
+      ['pageview'],
+    ]);
     expect(second.body.next).toBeNull();
 
     const agg = await select({ select: '["event", "count()"]', limit: '3' });
     expect(new URL(agg.next).searchParams.get('offset')).toBe('3');
     const rest = await t.api('GET', linkPath(t, agg.next));
-    expect([...agg.results, ...rest.body.results].map((r: any[]) => r[0])).toEqual(['tick', 'pageview', '$autocapture', 'purchase']);
+    expect([...agg.results, ...rest.body.results].map((r: any[]) => r[0])).toEqual([
+      'tick',
+      'pageview',
+      '$autocapture',
+      'purchase',
+    ]);
     expect(rest.body.next).toBeNull();
   });
 
   it('answers select results as CSV', async () => {
-    const res = await fetch(`${t.url}${eventsPath({ select: '["event", "count()"]', format: 'csv' })}`, { headers: { authorization: `Bearer ${t.personalApiKey}` } });
+    const res = await fetch(
+      `${t.url}${eventsPath({ select: '["event", "count()"]', format: 'csv' })}`,
+      { headers: { authorization: `Bearer ${t.personalApiKey}` } },
+    );
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
-    expect(parseCsv(await res.text())).toEqual([['event', 'count()'], ['tick', '5'], ['pageview', '3'], ['$autocapture', '1'], ['purchase', '1']]);
+    expect(parseCsv(await res.text())).toEqual([
+      ['event', 'count()'],
+      ['tick', '5'],
+      ['pageview', '3'],
+      ['$autocapture', '1'],
+      ['purchase', '1'],
+    ]);
   });
 
   it('answers 400 for everything outside the subset, naming it', async () => {
@@ -405,30 +676,46 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
       expect(res.body.detail).toMatch(detail);
     };
     const w = (...conditions: string[]) => ({ where: JSON.stringify(conditions) });
-    await bad(w("event = "), 'where', /Unexpected end of input/);
+    await bad(w('event = '), 'where', /Unexpected end of input/);
     await bad(w('foo = 1'), 'where', /Unknown field "foo"/);
-    await bad(w("sleep(3) = 0"), 'where', /Unsupported function "sleep"/);
-    await bad(w("event IN (SELECT event FROM events)"), 'where', /subqueries/);
+    await bad(w('sleep(3) = 0'), 'where', /Unsupported function "sleep"/);
+    await bad(w('event IN (SELECT event FROM events)'), 'where', /subqueries/);
     await bad(w("event::String = 'x'"), 'where', /Unsupported operator "::"/);
     await bad(w("event = 'x'; SELECT 1"), 'where', /Unsupported operator ";"/);
-    await bad(w("count() > 1"), 'where', /aggregates are not allowed/);
+    await bad(w('count() > 1'), 'where', /aggregates are not allowed/);
     await bad(w('event'), 'where', /Expected a condition/);
-    await bad(w("person.properties.email = 'a' or event = 'x'"), 'where', /Unsupported use of "person.properties.email"/);
+    await bad(
+      w("person.properties.email = 'a' or event = 'x'"),
+      'where',
+      /Unsupported use of "person.properties.email"/,
+    );
     await bad(w('timestamp > 5'), 'where', /Cannot compare a number with a date/);
     await bad(w("event BETWEEN 'a' AND 'b'"), 'where', /BETWEEN/);
     await bad(w("CASE WHEN event = 'a' THEN 1 END = 1"), 'where', /CASE/);
-    await bad(w("event IN (distinct_id)"), 'where', /constants only/);
+    await bad(w('event IN (distinct_id)'), 'where', /constants only/);
     await bad(w("event = 'unterminated"), 'where', /Unterminated string/);
     await bad(w(`${'('.repeat(100)}true${')'.repeat(100)}`), 'where', /nested too deeply/);
     await bad({ where: "event = 'x'" }, 'where', /JSON array/);
     await bad({ select: '["*"]' }, 'select', /"\*" is not supported/);
-    await bad({ select: '["count() + length(event)"]' }, 'select', /mixes aggregate and non-aggregate/);
+    await bad(
+      { select: '["count() + length(event)"]' },
+      'select',
+      /mixes aggregate and non-aggregate/,
+    );
     await bad({ select: '["sum(count())"]' }, 'select', /cannot be nested/);
-    await bad({ select: '["max(DISTINCT event)"]' }, 'select', /DISTINCT is only supported in count/);
+    await bad(
+      { select: '["max(DISTINCT event)"]' },
+      'select',
+      /DISTINCT is only supported in count/,
+    );
     await bad({ select: '["round(1.5, properties.x)"]' }, 'select', /must be a number constant/);
     await bad({ select: '["lower()"]' }, 'select', /takes 1 argument/);
     await bad({ select: '[]' }, 'select', /at least one/);
-    await bad({ select: '["event", "count()"]', orderBy: '["distinct_id"]' }, 'orderBy', /must be an aggregate or one of the non-aggregate select/);
+    await bad(
+      { select: '["event", "count()"]', orderBy: '["distinct_id"]' },
+      'orderBy',
+      /must be an aggregate or one of the non-aggregate select/,
+    );
     await bad({ orderBy: '["count()"]' }, 'orderBy', /need an aggregate select/);
   });
 });
@@ -437,7 +724,14 @@ describe('read-your-writes', () => {
   // last in the file: it adds an event
   it('finds an event right after /batch/ answered, without waiting by hand', async () => {
     const uuid = randomUUID();
-    await capture(t, [{ event: 'late', uuid, timestamp: '2023-01-01T00:00:00Z', properties: { distinct_id: 'zed' } }]);
+    await capture(t, [
+      {
+        event: 'late',
+        uuid,
+        timestamp: '2023-01-01T00:00:00Z',
+        properties: { distinct_id: 'zed' },
+      },
+    ]);
     const one = await t.api('GET', `/api/projects/${t.projectId}/events/${uuid}/`);
     expect(one.status, one.text).toBe(200);
     expect(one.body.event).toBe('late');

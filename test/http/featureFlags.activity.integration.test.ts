@@ -20,7 +20,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const activityPath = (projectId: number, flagId: number) => `/api/projects/${projectId}/feature_flags/${flagId}/activity/`;
+const activityPath = (projectId: number, flagId: number) =>
+  `/api/projects/${projectId}/feature_flags/${flagId}/activity/`;
 const allActivityPath = (projectId: number) => `/api/projects/${projectId}/feature_flags/activity/`;
 
 async function activity(projectId: number, flagId: number, key?: string): Promise<any[]> {
@@ -30,7 +31,8 @@ async function activity(projectId: number, flagId: number, key?: string): Promis
   return res.body.results;
 }
 
-const changes = (entry: any) => entry.detail.changes.map((c: any) => ({ field: c.field, before: c.before, after: c.after }));
+const changes = (entry: any) =>
+  entry.detail.changes.map((c: any) => ({ field: c.field, before: c.before, after: c.after }));
 const changeOf = (entry: any, field: string) => changes(entry).find((c: any) => c.field === field);
 
 describe('activity of one flag', () => {
@@ -55,20 +57,36 @@ describe('activity of one flag', () => {
   });
 
   it('records create, patch, soft delete and restore newest first, with before/after of each change', async () => {
-    const flag = await createFlag(t, { key: 'act-life', name: 'v1', filters: { groups: [{ properties: [], rollout_percentage: 10 }] } });
+    const flag = await createFlag(t, {
+      key: 'act-life',
+      name: 'v1',
+      filters: { groups: [{ properties: [], rollout_percentage: 10 }] },
+    });
     const patched = await t.api('PATCH', flagPath(t.projectId, flag.id), {
       name: 'v2',
       active: false,
       filters: { groups: [{ properties: [], rollout_percentage: 90 }] },
     });
     expect(patched.status, patched.text).toBe(200);
-    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: true })).status).toBe(200);
-    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: false })).status).toBe(200);
+    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: true })).status).toBe(
+      200,
+    );
+    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: false })).status).toBe(
+      200,
+    );
     expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'v3' })).status).toBe(200);
 
     const entries = await activity(t.projectId, flag.id);
-    expect(entries.map((e) => e.activity)).toEqual(['updated', 'restored', 'deleted', 'updated', 'created']);
-    expect(entries.every((e) => e.item_id === String(flag.id) && e.scope === 'FeatureFlag')).toBe(true);
+    expect(entries.map((e) => e.activity)).toEqual([
+      'updated',
+      'restored',
+      'deleted',
+      'updated',
+      'created',
+    ]);
+    expect(entries.every((e) => e.item_id === String(flag.id) && e.scope === 'FeatureFlag')).toBe(
+      true,
+    );
     const times = entries.map((e) => Date.parse(e.created_at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
     expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
@@ -78,7 +96,11 @@ describe('activity of one flag', () => {
     expect(changes(restored)).toEqual([{ field: 'deleted', before: true, after: false }]);
     expect(changes(deleted)).toEqual([{ field: 'deleted', before: false, after: true }]);
     // only the fields that changed, each with its value before and after
-    expect(changes(update).map((c: any) => c.field).sort()).toEqual(['active', 'filters', 'name']);
+    expect(
+      changes(update)
+        .map((c: any) => c.field)
+        .sort(),
+    ).toEqual(['active', 'filters', 'name']);
     expect(changeOf(update, 'name')).toEqual({ field: 'name', before: 'v1', after: 'v2' });
     expect(changeOf(update, 'active')).toEqual({ field: 'active', before: true, after: false });
     expect(changeOf(update, 'filters').before.groups[0].rollout_percentage).toBe(10);
@@ -90,21 +112,38 @@ describe('activity of one flag', () => {
     const alice = await newUser(t, { firstName: 'Alice' });
     const bob = await newUser(t, { firstName: 'Bob' });
     const flag = await createFlag(t, {}, { key: alice.key });
-    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'by bob' }, bob.key)).status).toBe(200);
+    expect(
+      (await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'by bob' }, bob.key)).status,
+    ).toBe(200);
     const [update, created] = await activity(t.projectId, flag.id);
-    expect(created.user).toMatchObject({ id: alice.userId, first_name: 'Alice', email: alice.email });
+    expect(created.user).toMatchObject({
+      id: alice.userId,
+      first_name: 'Alice',
+      email: alice.email,
+    });
     expect(update.user).toMatchObject({ id: bob.userId, first_name: 'Bob', email: bob.email });
   });
 
   it('records role access added and removed', async () => {
     const roleId = await newRole(t, EDIT, []);
     const flag = await createFlag(t);
-    const granted = await t.api('POST', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`, { role_id: roleId });
+    const granted = await t.api(
+      'POST',
+      `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`,
+      { role_id: roleId },
+    );
     expect(granted.status).toBe(201);
-    const del = await t.api('DELETE', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/${granted.body.id}/`);
+    const del = await t.api(
+      'DELETE',
+      `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/${granted.body.id}/`,
+    );
     expect(del.status).toBe(204);
     const entries = await activity(t.projectId, flag.id);
-    expect(entries.map((e) => e.activity)).toEqual(['role_access_removed', 'role_access_added', 'created']);
+    expect(entries.map((e) => e.activity)).toEqual([
+      'role_access_removed',
+      'role_access_added',
+      'created',
+    ]);
     expect(changeOf(entries[1], 'role_access').after).toMatchObject({ role_id: roleId });
     expect(changeOf(entries[0], 'role_access').before).toMatchObject({ role_id: roleId });
     expect(changeOf(entries[0], 'role_access').after).toBeNull();
@@ -112,7 +151,10 @@ describe('activity of one flag', () => {
 
   it('records a combined change-and-delete PATCH as an update followed by a deletion', async () => {
     const flag = await createFlag(t, { name: 'going' });
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'gone', deleted: true });
+    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), {
+      name: 'gone',
+      deleted: true,
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ name: 'gone', deleted: true });
     const entries = await activity(t.projectId, flag.id);
@@ -123,10 +165,16 @@ describe('activity of one flag', () => {
   it('records nothing for a PATCH that changes nothing, including filters re-sent as originally written', async () => {
     const filters = { groups: [{ properties: [], rollout_percentage: 42 }] };
     const flag = await createFlag(t, { name: 'same', filters });
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'same', filters, active: true });
+    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), {
+      name: 'same',
+      filters,
+      active: true,
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.filters).toEqual(flag.filters);
-    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: false })).status).toBe(200);
+    expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: false })).status).toBe(
+      200,
+    );
     const entries = await activity(t.projectId, flag.id);
     expect(entries.map((e) => e.activity)).toEqual(['created']);
   });
@@ -136,9 +184,24 @@ describe('activity of one flag', () => {
     const outsider = await newUser(t);
     const flag = await createFlag(t, {}, { key: owner.key });
     const roleId = await newRole(t, EDIT, []);
-    expect((await t.api('POST', `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`, { role_id: roleId }, owner.key)).status).toBe(201);
-    expectError(await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'nope' }, outsider.key), 403);
-    expectError(await t.api('PATCH', flagPath(t.projectId, flag.id), { key: 'bad key' }, owner.key), 400);
+    expect(
+      (
+        await t.api(
+          'POST',
+          `/api/projects/${t.projectId}/feature_flags/${flag.id}/role_access/`,
+          { role_id: roleId },
+          owner.key,
+        )
+      ).status,
+    ).toBe(201);
+    expectError(
+      await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'nope' }, outsider.key),
+      403,
+    );
+    expectError(
+      await t.api('PATCH', flagPath(t.projectId, flag.id), { key: 'bad key' }, owner.key),
+      400,
+    );
     const entries = await activity(t.projectId, flag.id);
     expect(entries.map((e) => e.activity)).toEqual(['role_access_added', 'created']);
   });
@@ -146,10 +209,14 @@ describe('activity of one flag', () => {
   it('keeps every one of several simultaneous PATCHes, each before being the previous after', async () => {
     const flag = await createFlag(t, { tags: [] });
     const results = await Promise.all(
-      [1, 2, 3, 4, 5].map((i) => t.api('PATCH', flagPath(t.projectId, flag.id), { tags: [`t${i}`] })),
+      [1, 2, 3, 4, 5].map((i) =>
+        t.api('PATCH', flagPath(t.projectId, flag.id), { tags: [`t${i}`] }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    const updates = (await activity(t.projectId, flag.id)).filter((e) => e.activity === 'updated').reverse();
+    const updates = (await activity(t.projectId, flag.id))
+      .filter((e) => e.activity === 'updated')
+      .reverse();
     expect(updates).toHaveLength(5);
     let before: unknown = [];
     for (const u of updates) {
@@ -157,20 +224,35 @@ describe('activity of one flag', () => {
       expect(c.before).toEqual(before);
       before = c.after;
     }
-    expect(updates.map((u) => changeOf(u, 'tags').after[0]).sort()).toEqual(['t1', 't2', 't3', 't4', 't5']);
+    expect(updates.map((u) => changeOf(u, 'tags').after[0]).sort()).toEqual([
+      't1',
+      't2',
+      't3',
+      't4',
+      't5',
+    ]);
     expect((await t.api('GET', flagPath(t.projectId, flag.id))).body.tags).toEqual(before);
   });
 
   it('is paginated, newest first, and next/previous links walk it', async () => {
     const flag = await createFlag(t, { name: 'n0' });
-    for (let i = 1; i <= 4; i++) expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { name: `n${i}` })).status).toBe(200);
+    for (let i = 1; i <= 4; i++)
+      expect((await t.api('PATCH', flagPath(t.projectId, flag.id), { name: `n${i}` })).status).toBe(
+        200,
+      );
     const first = await t.api('GET', `${activityPath(t.projectId, flag.id)}?limit=2`);
     expect(first.body.count).toBe(5);
     expect(first.body.previous).toBeNull();
     const pages = await followPages(t, `${activityPath(t.projectId, flag.id)}?limit=2`);
     expect(pages.map((p) => p.results.length)).toEqual([2, 2, 1]);
     const all = pages.flatMap((p) => p.results);
-    expect(all.map((e) => e.activity)).toEqual(['updated', 'updated', 'updated', 'updated', 'created']);
+    expect(all.map((e) => e.activity)).toEqual([
+      'updated',
+      'updated',
+      'updated',
+      'updated',
+      'created',
+    ]);
     expect(all.slice(0, 4).map((e) => changeOf(e, 'name').after)).toEqual(['n4', 'n3', 'n2', 'n1']);
     expect(pages[2].previous).toEqual(expect.any(String));
   });
@@ -210,12 +292,22 @@ describe('activity of all flags', () => {
       [String(b.id), 'created'],
       [String(a.id), 'created'],
     ]);
-    expect(changeOf(res.body.results[1], 'name')).toEqual({ field: 'name', before: '', after: 'a2' });
-    expect(res.body.results.every((e: any) => e.scope === 'FeatureFlag' && e.user?.email === BOOTSTRAP_EMAIL)).toBe(true);
+    expect(changeOf(res.body.results[1], 'name')).toEqual({
+      field: 'name',
+      before: '',
+      after: 'a2',
+    });
+    expect(
+      res.body.results.every(
+        (e: any) => e.scope === 'FeatureFlag' && e.user?.email === BOOTSTRAP_EMAIL,
+      ),
+    ).toBe(true);
 
     const pages = await followPages(t, `${allActivityPath(project)}?limit=3`);
     expect(pages.map((p) => p.results.length)).toEqual([3, 1]);
-    expect(pages.flatMap((p) => p.results.map((e: any) => e.id))).toEqual(res.body.results.map((e: any) => e.id));
+    expect(pages.flatMap((p) => p.results.map((e: any) => e.id))).toEqual(
+      res.body.results.map((e: any) => e.id),
+    );
 
     const otherRes = await t.api('GET', allActivityPath(other));
     expect(otherRes.body.count).toBe(1);
@@ -244,15 +336,23 @@ describe('activity scope', () => {
   it('is readable with only activity_log:read', async () => {
     const auditor = await newUser(t, { scopes: ['activity_log:read'] });
     const flag = await createFlag(t);
-    expect((await t.api('GET', activityPath(t.projectId, flag.id), undefined, auditor.key)).status).toBe(200);
-    expect((await t.api('GET', allActivityPath(t.projectId), undefined, auditor.key)).status).toBe(200);
+    expect(
+      (await t.api('GET', activityPath(t.projectId, flag.id), undefined, auditor.key)).status,
+    ).toBe(200);
+    expect((await t.api('GET', allActivityPath(t.projectId), undefined, auditor.key)).status).toBe(
+      200,
+    );
     // but that key may not read the flags themselves
     expectError(await t.api('GET', flagsPath(t.projectId), undefined, auditor.key), 403);
   });
 
   it('answers 401 without a key', async () => {
     const flag = await createFlag(t);
-    expectError(await t.api('GET', activityPath(t.projectId, flag.id), undefined, null), 401, { code: 'invalid_personal_api_key' });
-    expectError(await t.api('GET', allActivityPath(t.projectId), undefined, null), 401, { code: 'invalid_personal_api_key' });
+    expectError(await t.api('GET', activityPath(t.projectId, flag.id), undefined, null), 401, {
+      code: 'invalid_personal_api_key',
+    });
+    expectError(await t.api('GET', allActivityPath(t.projectId), undefined, null), 401, {
+      code: 'invalid_personal_api_key',
+    });
   });
 });

@@ -24,7 +24,10 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 describe('create and get', () => {
   it('creates a flag (201) with the documented shape and defaults, and GET returns the same flag', async () => {
     const before = Date.now();
-    const res = await t.api('POST', flagsPath(t.projectId), { key: 'new-checkout', name: 'New checkout flow' });
+    const res = await t.api('POST', flagsPath(t.projectId), {
+      key: 'new-checkout',
+      name: 'New checkout flow',
+    });
     expect(res.status, res.text).toBe(201);
     const flag = res.body;
     expect(flag).toMatchObject({
@@ -47,7 +50,9 @@ describe('create and get', () => {
       rollout_percentage: null,
     });
     expect(Number.isInteger(flag.id)).toBe(true);
-    expect(flag.filters.groups).toEqual([expect.objectContaining({ properties: [], rollout_percentage: null })]);
+    expect(flag.filters.groups).toEqual([
+      expect.objectContaining({ properties: [], rollout_percentage: null }),
+    ]);
     expect(flag.created_at).toMatch(ISO);
     expect(Date.parse(flag.created_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(flag.created_at)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -60,14 +65,23 @@ describe('create and get', () => {
   it('sets created_by to the calling user', async () => {
     const admin = await t.api('POST', flagsPath(t.projectId), { key: 'by-admin' });
     expect(admin.status).toBe(201);
-    expect(admin.body.created_by).toMatchObject({ id: await adminUserId(t), email: BOOTSTRAP_EMAIL, is_email_verified: true });
+    expect(admin.body.created_by).toMatchObject({
+      id: await adminUserId(t),
+      email: BOOTSTRAP_EMAIL,
+      is_email_verified: true,
+    });
     expect(admin.body.created_by.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(typeof admin.body.created_by.distinct_id).toBe('string');
 
     const other = await newUser(t, { firstName: 'Olga' });
     const res = await t.api('POST', flagsPath(t.projectId), { key: 'by-olga' }, other.key);
     expect(res.status, res.text).toBe(201);
-    expect(res.body.created_by).toMatchObject({ id: other.userId, email: other.email, first_name: 'Olga', last_name: 'User' });
+    expect(res.body.created_by).toMatchObject({
+      id: other.userId,
+      email: other.email,
+      first_name: 'Olga',
+      last_name: 'User',
+    });
     const got = await t.api('GET', flagPath(t.projectId, res.body.id));
     expect(got.body.created_by.id).toBe(other.userId);
   });
@@ -145,7 +159,8 @@ describe('list and pagination', () => {
   it('lists the project flags newest first with count/next/previous, and the links walk every page', async () => {
     const project = await newProject(t);
     const created: any[] = [];
-    for (let i = 0; i < 5; i++) created.push(await createFlag(t, { key: `page-${i}` }, { projectId: project }));
+    for (let i = 0; i < 5; i++)
+      created.push(await createFlag(t, { key: `page-${i}` }, { projectId: project }));
     const newestFirst = created.map((f) => f.id).reverse();
 
     const first = await t.api('GET', `${flagsPath(project)}?limit=2`);
@@ -176,7 +191,8 @@ describe('list and pagination', () => {
   it('honours offset directly, including past the end', async () => {
     const project = await newProject(t);
     const ids: number[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await createFlag(t, { key: `off-${i}` }, { projectId: project })).id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await createFlag(t, { key: `off-${i}` }, { projectId: project })).id);
     const mid = await t.api('GET', `${flagsPath(project)}?limit=1&offset=1`);
     expect(mid.body.results.map((f: any) => f.id)).toEqual([ids[1]]);
     expect(mid.body.count).toBe(3);
@@ -190,7 +206,10 @@ describe('list and pagination', () => {
   it('rejects a malformed limit with a 400 naming it', async () => {
     const res = await t.api('GET', `${flagsPath(t.projectId)}?limit=abc`);
     expectError(res, 400, { type: 'validation_error', attr: 'limit' });
-    expectError(await t.api('GET', `${flagsPath(t.projectId)}?offset=-1`), 400, { type: 'validation_error', attr: 'offset' });
+    expectError(await t.api('GET', `${flagsPath(t.projectId)}?offset=-1`), 400, {
+      type: 'validation_error',
+      attr: 'offset',
+    });
   });
 
   it('only lists flags of the requested project', async () => {
@@ -206,19 +225,33 @@ describe('list and pagination', () => {
 
 describe('update', () => {
   it('PATCH answers 200 with the new state, changes only the fields sent, and a GET right after sees it', async () => {
-    const flag = await createFlag(t, { name: 'Before', tags: ['a'], filters: { groups: [{ properties: [], rollout_percentage: 10 }] } });
+    const flag = await createFlag(t, {
+      name: 'Before',
+      tags: ['a'],
+      filters: { groups: [{ properties: [], rollout_percentage: 10 }] },
+    });
     const res = await t.api('PATCH', flagPath(t.projectId, flag.id), {
       name: 'After',
       active: false,
       filters: { groups: [{ properties: [], rollout_percentage: 60 }] },
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ id: flag.id, key: flag.key, name: 'After', active: false, tags: ['a'], rollout_percentage: 60, is_simple_flag: true });
+    expect(res.body).toMatchObject({
+      id: flag.id,
+      key: flag.key,
+      name: 'After',
+      active: false,
+      tags: ['a'],
+      rollout_percentage: 60,
+      is_simple_flag: true,
+    });
     expect(res.body.created_by).toEqual(flag.created_by);
     expect(res.body.created_at).toBe(flag.created_at);
     const got = await t.api('GET', flagPath(t.projectId, flag.id));
     expect(got.body).toEqual(res.body);
-    const listed = (await t.api('GET', `${flagsPath(t.projectId)}?limit=1000`)).body.results.find((f: any) => f.id === flag.id);
+    const listed = (await t.api('GET', `${flagsPath(t.projectId)}?limit=1000`)).body.results.find(
+      (f: any) => f.id === flag.id,
+    );
     expect(listed).toMatchObject({ name: 'After', active: false, rollout_percentage: 60 });
   });
 
@@ -231,7 +264,10 @@ describe('update', () => {
     const reuse = await t.api('POST', flagsPath(project), { key: 'old-name' });
     expect(reuse.status, reuse.text).toBe(201);
     // and the renamed flag's key is now taken
-    expectError(await t.api('POST', flagsPath(project), { key: 'new-name' }), 400, { code: 'unique', attr: 'key' });
+    expectError(await t.api('POST', flagsPath(project), { key: 'new-name' }), 400, {
+      code: 'unique',
+      attr: 'key',
+    });
   });
 
   it('an empty PATCH changes nothing and answers the flag', async () => {
@@ -285,7 +321,11 @@ describe('delete', () => {
 
   it('a flag created with deleted=true is not listed but is gettable', async () => {
     const project = await newProject(t);
-    const flag = await createFlag(t, { key: 'born-deleted', deleted: true }, { projectId: project });
+    const flag = await createFlag(
+      t,
+      { key: 'born-deleted', deleted: true },
+      { projectId: project },
+    );
     expect(flag.deleted).toBe(true);
     expect((await t.api('GET', flagsPath(project))).body.count).toBe(0);
     expect((await t.api('GET', flagPath(project, flag.id))).body.deleted).toBe(true);
@@ -294,25 +334,57 @@ describe('delete', () => {
 
 describe('derived fields', () => {
   const cases: Array<[string, Record<string, unknown>, boolean, number | null]> = [
-    ['one group, no properties, rollout 30', { groups: [{ properties: [], rollout_percentage: 30 }] }, true, 30],
+    [
+      'one group, no properties, rollout 30',
+      { groups: [{ properties: [], rollout_percentage: 30 }] },
+      true,
+      30,
+    ],
     ['one group, rollout 100', { groups: [{ rollout_percentage: 100 }] }, true, 100],
     [
       'one group with a property',
-      { groups: [{ properties: [{ key: 'email', type: 'person', value: 'a@b.c', operator: 'exact' }], rollout_percentage: 30 }] },
-      false,
-      null,
-    ],
-    ['two groups', { groups: [{ properties: [], rollout_percentage: 30 }, { properties: [], rollout_percentage: 40 }] }, false, null],
-    [
-      'multivariate',
       {
-        groups: [{ properties: [], rollout_percentage: 50 }],
-        multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] },
+        groups: [
+          {
+            properties: [{ key: 'email', type: 'person', value: 'a@b.c', operator: 'exact' }],
+            rollout_percentage: 30,
+          },
+        ],
       },
       false,
       null,
     ],
-    ['group-aggregated', { aggregation_group_type_index: 0, groups: [{ properties: [], rollout_percentage: 30 }] }, false, null],
+    [
+      'two groups',
+      {
+        groups: [
+          { properties: [], rollout_percentage: 30 },
+          { properties: [], rollout_percentage: 40 },
+        ],
+      },
+      false,
+      null,
+    ],
+    [
+      'multivariate',
+      {
+        groups: [{ properties: [], rollout_percentage: 50 }],
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 50 },
+            { key: 'b', rollout_percentage: 50 },
+          ],
+        },
+      },
+      false,
+      null,
+    ],
+    [
+      'group-aggregated',
+      { aggregation_group_type_index: 0, groups: [{ properties: [], rollout_percentage: 30 }] },
+      false,
+      null,
+    ],
     ['no groups', { groups: [] }, false, null],
   ];
   for (const [name, filters, simple, rollout] of cases) {
@@ -327,15 +399,29 @@ describe('derived fields', () => {
   }
 
   it('recomputes the derived fields after a PATCH of filters', async () => {
-    const flag = await createFlag(t, { filters: { groups: [{ properties: [], rollout_percentage: 20 }] } });
+    const flag = await createFlag(t, {
+      filters: { groups: [{ properties: [], rollout_percentage: 20 }] },
+    });
     expect(flag).toMatchObject({ is_simple_flag: true, rollout_percentage: 20 });
     const res = await t.api('PATCH', flagPath(t.projectId, flag.id), {
-      filters: { groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro', operator: 'exact' }], rollout_percentage: 20 }] },
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'plan', type: 'person', value: 'pro', operator: 'exact' }],
+            rollout_percentage: 20,
+          },
+        ],
+      },
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ is_simple_flag: false, rollout_percentage: null });
-    const back = await t.api('PATCH', flagPath(t.projectId, flag.id), { filters: { groups: [{ properties: [], rollout_percentage: 75 }] } });
+    const back = await t.api('PATCH', flagPath(t.projectId, flag.id), {
+      filters: { groups: [{ properties: [], rollout_percentage: 75 }] },
+    });
     expect(back.body).toMatchObject({ is_simple_flag: true, rollout_percentage: 75 });
-    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({ is_simple_flag: true, rollout_percentage: 75 });
+    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body).toMatchObject({
+      is_simple_flag: true,
+      rollout_percentage: 75,
+    });
   });
 });

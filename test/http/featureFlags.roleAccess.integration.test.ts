@@ -45,7 +45,12 @@ describe('role access CRUD', () => {
     expect(access.role_id).toBe(roleId);
     expect(access.added_at).toMatch(ISO);
     expect(access.updated_at).toMatch(ISO);
-    expect(access.feature_flag).toMatchObject({ id: flag.id, key: 'guarded', deleted: false, can_edit: true });
+    expect(access.feature_flag).toMatchObject({
+      id: flag.id,
+      key: 'guarded',
+      deleted: false,
+      can_edit: true,
+    });
     expect(access.role).toMatchObject({
       id: roleId,
       feature_flags_access_level: EDIT,
@@ -72,7 +77,10 @@ describe('role access CRUD', () => {
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
     expectError(await t.api('GET', accessPath(t.projectId, flag.id, access.id)), 404);
-    expect((await t.api('GET', accessPath(t.projectId, flag.id))).body).toMatchObject({ count: 0, results: [] });
+    expect((await t.api('GET', accessPath(t.projectId, flag.id))).body).toMatchObject({
+      count: 0,
+      results: [],
+    });
     expectError(await t.api('DELETE', accessPath(t.projectId, flag.id, access.id)), 404);
   });
 
@@ -87,17 +95,25 @@ describe('role access CRUD', () => {
     const associated = JSON.parse(res.body.role.associated_flags);
     expect(associated).toEqual([expect.objectContaining({ id: here.id, key: 'assoc-here' })]);
     const fromThere = await t.api('GET', accessPath(elsewhere, there.id));
-    expect(JSON.parse(fromThere.body.results[0].role.associated_flags)).toEqual([expect.objectContaining({ id: there.id, key: 'assoc-there' })]);
+    expect(JSON.parse(fromThere.body.results[0].role.associated_flags)).toEqual([
+      expect.objectContaining({ id: there.id, key: 'assoc-there' }),
+    ]);
   });
 
   it('paginates the role access list and the links walk every page', async () => {
     const flag = await createFlag(t);
-    const roles = [await newRole(t, EDIT, []), await newRole(t, VIEW, []), await newRole(t, EDIT, [])];
+    const roles = [
+      await newRole(t, EDIT, []),
+      await newRole(t, VIEW, []),
+      await newRole(t, EDIT, []),
+    ];
     for (const r of roles) expect((await grant(flag.id, r)).status).toBe(201);
     const pages = await followPages(t, `${accessPath(t.projectId, flag.id)}?limit=2`);
     expect(pages.map((p) => p.results.length)).toEqual([2, 1]);
     expect(pages.every((p) => p.count === 3)).toBe(true);
-    expect(pages.flatMap((p) => p.results.map((a: any) => a.role_id)).sort()).toEqual([...roles].sort());
+    expect(pages.flatMap((p) => p.results.map((a: any) => a.role_id)).sort()).toEqual(
+      [...roles].sort(),
+    );
     expect(pages[1].previous).toEqual(expect.any(String));
   });
 
@@ -127,14 +143,23 @@ describe('role access CRUD', () => {
     // and membership of that role grants edit rights, on the read side and on the write side alike
     const got = await t.api('GET', flagPath(t.projectId, flag.id), undefined, member.key);
     expect(got.body.can_edit).toBe(true);
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'edited by member' }, member.key);
+    const res = await t.api(
+      'PATCH',
+      flagPath(t.projectId, flag.id),
+      { name: 'edited by member' },
+      member.key,
+    );
     expect(res.status, res.text).toBe(200);
   });
 
   it('lets only one of two simultaneous grants of the same role succeed', async () => {
     const roleId = await newRole(t, EDIT, []);
     const flag = await createFlag(t);
-    const results = await Promise.all([grant(flag.id, roleId), grant(flag.id, roleId), grant(flag.id, roleId)]);
+    const results = await Promise.all([
+      grant(flag.id, roleId),
+      grant(flag.id, roleId),
+      grant(flag.id, roleId),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400]);
     expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(1);
   });
@@ -176,7 +201,15 @@ describe('role access CRUD', () => {
     const list = await t.api('GET', accessPath(t.projectId, flag.id), undefined, reader.key);
     expect(list.status).toBe(200);
     expect(list.body.count).toBe(1);
-    expectError(await t.api('DELETE', accessPath(t.projectId, flag.id, access.body.id), undefined, reader.key), 403);
+    expectError(
+      await t.api(
+        'DELETE',
+        accessPath(t.projectId, flag.id, access.body.id),
+        undefined,
+        reader.key,
+      ),
+      403,
+    );
     expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(1);
   });
 });
@@ -228,14 +261,30 @@ describe('who may edit a flag with role access entries', () => {
     expect(await canEditAs(flag.id, otherEditor.key)).toBe(false);
 
     const listed = async (key: string) =>
-      (await followPages(t, `${flagsPath(t.projectId)}?limit=50`, key)).flatMap((p) => p.results).find((f: any) => f.id === flag.id);
+      (await followPages(t, `${flagsPath(t.projectId)}?limit=50`, key))
+        .flatMap((p) => p.results)
+        .find((f: any) => f.id === flag.id);
     expect((await listed(outsider.key)).can_edit).toBe(false);
     expect((await listed(editor.key)).can_edit).toBe(true);
 
-    const accessAsOutsider = await t.api('GET', accessPath(t.projectId, flag.id), undefined, outsider.key);
-    expect(accessAsOutsider.body.results.every((a: any) => a.feature_flag.can_edit === false)).toBe(true);
-    const accessAsEditor = await t.api('GET', accessPath(t.projectId, flag.id), undefined, editor.key);
-    expect(accessAsEditor.body.results.every((a: any) => a.feature_flag.can_edit === true)).toBe(true);
+    const accessAsOutsider = await t.api(
+      'GET',
+      accessPath(t.projectId, flag.id),
+      undefined,
+      outsider.key,
+    );
+    expect(accessAsOutsider.body.results.every((a: any) => a.feature_flag.can_edit === false)).toBe(
+      true,
+    );
+    const accessAsEditor = await t.api(
+      'GET',
+      accessPath(t.projectId, flag.id),
+      undefined,
+      editor.key,
+    );
+    expect(accessAsEditor.body.results.every((a: any) => a.feature_flag.can_edit === true)).toBe(
+      true,
+    );
   });
 
   it.each([
@@ -244,7 +293,12 @@ describe('who may edit a flag with role access entries', () => {
     ['a member of an edit-level role that is not listed', () => otherEditor],
   ])('answers 403 on PATCH to %s and leaves the flag unchanged', async (_who, who) => {
     const flag = await guardedFlag();
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'hacked', active: false }, who().key);
+    const res = await t.api(
+      'PATCH',
+      flagPath(t.projectId, flag.id),
+      { name: 'hacked', active: false },
+      who().key,
+    );
     expectError(res, 403, { type: 'authentication_error', code: 'permission_denied' });
     const del = await t.api('PATCH', flagPath(t.projectId, flag.id), { deleted: true }, who().key);
     expectError(del, 403, { code: 'permission_denied' });
@@ -270,7 +324,15 @@ describe('who may edit a flag with role access entries', () => {
     expectError(await grant(flag.id, extraRole, outsider.key), 403, { code: 'permission_denied' });
     const entries = (await t.api('GET', accessPath(t.projectId, flag.id))).body.results;
     expect(entries).toHaveLength(2);
-    expectError(await t.api('DELETE', accessPath(t.projectId, flag.id, entries[0].id), undefined, outsider.key), 403);
+    expectError(
+      await t.api(
+        'DELETE',
+        accessPath(t.projectId, flag.id, entries[0].id),
+        undefined,
+        outsider.key,
+      ),
+      403,
+    );
     expect((await t.api('GET', accessPath(t.projectId, flag.id))).body.count).toBe(2);
   });
 
@@ -279,10 +341,18 @@ describe('who may edit a flag with role access entries', () => {
     expect(await canEditAs(flag.id, outsider.key)).toBe(false);
     const entries = (await t.api('GET', accessPath(t.projectId, flag.id))).body.results;
     for (const e of entries) {
-      expect((await t.api('DELETE', accessPath(t.projectId, flag.id, e.id), undefined, creator.key)).status).toBe(204);
+      expect(
+        (await t.api('DELETE', accessPath(t.projectId, flag.id, e.id), undefined, creator.key))
+          .status,
+      ).toBe(204);
     }
     expect(await canEditAs(flag.id, outsider.key)).toBe(true);
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'free again' }, outsider.key);
+    const res = await t.api(
+      'PATCH',
+      flagPath(t.projectId, flag.id),
+      { name: 'free again' },
+      outsider.key,
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body.name).toBe('free again');
   });
@@ -291,19 +361,32 @@ describe('who may edit a flag with role access entries', () => {
     const flag = await guardedFlag();
     const entries = (await t.api('GET', accessPath(t.projectId, flag.id))).body.results;
     const own = entries.find((e: any) => e.role_id === editRole);
-    expect((await t.api('DELETE', accessPath(t.projectId, flag.id, own.id), undefined, editor.key)).status).toBe(204);
+    expect(
+      (await t.api('DELETE', accessPath(t.projectId, flag.id, own.id), undefined, editor.key))
+        .status,
+    ).toBe(204);
     expect(await canEditAs(flag.id, editor.key)).toBe(false);
-    expectError(await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'late' }, editor.key), 403);
+    expectError(
+      await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'late' }, editor.key),
+      403,
+    );
   });
 
   it('without role access entries, any member with write scope may edit, including a view-level role member', async () => {
     const flag = await createFlag(t, { name: 'open' }, { key: creator.key });
     for (const who of [outsider, viewer, otherEditor]) {
       expect(await canEditAs(flag.id, who.key)).toBe(true);
-      const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { name: `by ${who.userId}` }, who.key);
+      const res = await t.api(
+        'PATCH',
+        flagPath(t.projectId, flag.id),
+        { name: `by ${who.userId}` },
+        who.key,
+      );
       expect(res.status, res.text).toBe(200);
     }
-    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body.name).toBe(`by ${otherEditor.userId}`);
+    expect((await t.api('GET', flagPath(t.projectId, flag.id))).body.name).toBe(
+      `by ${otherEditor.userId}`,
+    );
   });
 
   it('locks a flag as soon as a role is listed, even for the member who listed it if not otherwise allowed', async () => {
@@ -313,7 +396,10 @@ describe('who may edit a flag with role access entries', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.feature_flag.can_edit).toBe(false);
     // ... and is then locked out
-    expectError(await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'nope' }, outsider.key), 403);
+    expectError(
+      await t.api('PATCH', flagPath(t.projectId, flag.id), { name: 'nope' }, outsider.key),
+      403,
+    );
     expect(await canEditAs(flag.id, creator.key)).toBe(true);
   });
 });

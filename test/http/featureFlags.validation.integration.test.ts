@@ -9,10 +9,19 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /** Sends a raw body (not JSON.stringify'd) with the admin key. */
-async function raw(method: string, path: string, body: string | undefined, contentType = 'application/json') {
+async function raw(
+  method: string,
+  path: string,
+  body: string | undefined,
+  contentType = 'application/json',
+) {
   const headers: Record<string, string> = { authorization: `Bearer ${t.personalApiKey}` };
   if (contentType) headers['content-type'] = contentType;
-  const res = await fetch(`${t.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const res = await fetch(`${t.url}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const text = await res.text();
   let parsed: any;
   try {
@@ -63,7 +72,11 @@ describe('key', () => {
 
   it('rejects a bad key format on PATCH and leaves the flag unchanged', async () => {
     const flag = await createFlag(t, { key: 'patch-format' });
-    expectValidation(await t.api('PATCH', flagPath(t.projectId, flag.id), { key: 'bad key!' }), 'key', 'invalid_key');
+    expectValidation(
+      await t.api('PATCH', flagPath(t.projectId, flag.id), { key: 'bad key!' }),
+      'key',
+      'invalid_key',
+    );
     expect((await t.api('GET', flagPath(t.projectId, flag.id))).body.key).toBe('patch-format');
   });
 
@@ -75,10 +88,17 @@ describe('key', () => {
     expect(await flagCount(project)).toBe(1);
 
     const other = await createFlag(t, { key: 'other' }, { projectId: project });
-    expectValidation(await t.api('PATCH', flagPath(project, other.id), { key: 'taken' }), 'key', 'unique');
+    expectValidation(
+      await t.api('PATCH', flagPath(project, other.id), { key: 'taken' }),
+      'key',
+      'unique',
+    );
     expect((await t.api('GET', flagPath(project, other.id))).body.key).toBe('other');
     // PATCHing a flag with its own key is not a conflict
-    const same = await t.api('PATCH', flagPath(project, other.id), { key: 'other', name: 'renamed' });
+    const same = await t.api('PATCH', flagPath(project, other.id), {
+      key: 'other',
+      name: 'renamed',
+    });
     expect(same.status, same.text).toBe(200);
     expect(same.body.name).toBe('renamed');
   });
@@ -95,10 +115,15 @@ describe('key', () => {
     expectValidation(restore, 'key', 'unique');
     const got = await t.api('GET', flagPath(project, old.id));
     expect(got.body.deleted).toBe(true);
-    expect((await t.api('GET', flagsPath(project))).body.results.map((f: any) => f.id)).toEqual([reuse.body.id]);
+    expect((await t.api('GET', flagsPath(project))).body.results.map((f: any) => f.id)).toEqual([
+      reuse.body.id,
+    ]);
 
     // restoring together with a free key works
-    const restored = await t.api('PATCH', flagPath(project, old.id), { deleted: false, key: 'recycled-v1' });
+    const restored = await t.api('PATCH', flagPath(project, old.id), {
+      deleted: false,
+      key: 'recycled-v1',
+    });
     expect(restored.status, restored.text).toBe(200);
     expect(restored.body).toMatchObject({ deleted: false, key: 'recycled-v1' });
     expect(await flagCount(project)).toBe(2);
@@ -118,7 +143,9 @@ describe('key', () => {
 describe('key uniqueness under concurrency', () => {
   it('lets exactly one of several simultaneous creates with the same key succeed', async () => {
     const project = await newProject(t);
-    const results = await Promise.all(Array.from({ length: 6 }, () => t.api('POST', flagsPath(project), { key: 'race' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => t.api('POST', flagsPath(project), { key: 'race' })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400, 400, 400, 400]);
     for (const r of results.filter((x) => x.status === 400)) expectValidation(r, 'key', 'unique');
     const list = await t.api('GET', flagsPath(project));
@@ -129,7 +156,9 @@ describe('key uniqueness under concurrency', () => {
   it('serves many simultaneous creates with distinct keys (no lock starvation)', async () => {
     const project = await newProject(t);
     const keys = Array.from({ length: 16 }, (_, i) => `burst-${i}`);
-    const results = await Promise.all(keys.map((key) => t.api('POST', flagsPath(project), { key })));
+    const results = await Promise.all(
+      keys.map((key) => t.api('POST', flagsPath(project), { key })),
+    );
     expect(results.map((r) => r.status)).toEqual(keys.map(() => 201));
     expect(await flagCount(project)).toBe(16);
   }, 20_000);
@@ -143,7 +172,9 @@ describe('key uniqueness under concurrency', () => {
       t.api('PATCH', flagPath(project, b.id), { key: 'wanted' }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
-    const keys = (await t.api('GET', flagsPath(project))).body.results.map((f: any) => f.key).sort();
+    const keys = (await t.api('GET', flagsPath(project))).body.results
+      .map((f: any) => f.key)
+      .sort();
     expect(keys.filter((k: string) => k === 'wanted')).toHaveLength(1);
   });
 
@@ -160,7 +191,9 @@ describe('key uniqueness under concurrency', () => {
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(1);
     expectValidation(lost[0]!, 'key', 'unique');
-    const live = (await t.api('GET', flagsPath(project))).body.results.filter((f: any) => f.key === 'contested');
+    const live = (await t.api('GET', flagsPath(project))).body.results.filter(
+      (f: any) => f.key === 'contested',
+    );
     expect(live).toHaveLength(1);
   });
 });
@@ -187,37 +220,102 @@ describe('ids out of range', () => {
 });
 
 describe('filters', () => {
-  const person = (key: string, value: unknown) => ({ key, type: 'person', value, operator: 'exact' });
+  const person = (key: string, value: unknown) => ({
+    key,
+    type: 'person',
+    value,
+    operator: 'exact',
+  });
 
   it.each([
-    ['rollout above 100', { groups: [{ properties: [], rollout_percentage: 101 }] }, /between 0 and 100/],
-    ['negative rollout', { groups: [{ properties: [], rollout_percentage: -1 }] }, /between 0 and 100/],
-    ['rollout not a number', { groups: [{ properties: [], rollout_percentage: 'half' }] }, /rollout_percentage/],
+    [
+      'rollout above 100',
+      { groups: [{ properties: [], rollout_percentage: 101 }] },
+      /between 0 and 100/,
+    ],
+    [
+      'negative rollout',
+      { groups: [{ properties: [], rollout_percentage: -1 }] },
+      /between 0 and 100/,
+    ],
+    [
+      'rollout not a number',
+      { groups: [{ properties: [], rollout_percentage: 'half' }] },
+      /rollout_percentage/,
+    ],
     [
       'variants summing to 90',
-      { groups: [{ rollout_percentage: 100 }], multivariate: { variants: [{ key: 'a', rollout_percentage: 45 }, { key: 'b', rollout_percentage: 45 }] } },
+      {
+        groups: [{ rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 45 },
+            { key: 'b', rollout_percentage: 45 },
+          ],
+        },
+      },
       /sum to 100/,
     ],
     [
       'duplicate variant keys',
-      { groups: [{ rollout_percentage: 100 }], multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'a', rollout_percentage: 50 }] } },
+      {
+        groups: [{ rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 50 },
+            { key: 'a', rollout_percentage: 50 },
+          ],
+        },
+      },
       /unique/,
     ],
-    ['payload key other than "true" on a boolean flag', { groups: [{ rollout_percentage: 100 }], payloads: { false: '{}' } }, /Payload keys/],
+    [
+      'payload key other than "true" on a boolean flag',
+      { groups: [{ rollout_percentage: 100 }], payloads: { false: '{}' } },
+      /Payload keys/,
+    ],
     [
       'payload key that is not a variant',
       {
         groups: [{ rollout_percentage: 100 }],
-        multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] },
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 50 },
+            { key: 'b', rollout_percentage: 50 },
+          ],
+        },
         payloads: { c: '1' },
       },
       /Payload keys must match a variant/,
     ],
-    ['payload that is not JSON text', { groups: [{ rollout_percentage: 100 }], payloads: { true: '{not json' } }, /not valid JSON/],
+    [
+      'payload that is not JSON text',
+      { groups: [{ rollout_percentage: 100 }], payloads: { true: '{not json' } },
+      /not valid JSON/,
+    ],
     ['groups not a list', { groups: 'everyone' }, /groups must be a list/],
-    ['event property on a person flag', { groups: [{ properties: [{ key: '$browser', type: 'event', value: 'x', operator: 'exact' }] }] }, /person/],
-    ['unknown operator', { groups: [{ properties: [{ key: 'a', type: 'person', value: 'x', operator: 'bogus' }] }] }, /Invalid operator/],
-    ['variant override that does not exist', { groups: [{ rollout_percentage: 100, variant: 'zzz' }], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }] } }, /variant override/],
+    [
+      'event property on a person flag',
+      {
+        groups: [
+          { properties: [{ key: '$browser', type: 'event', value: 'x', operator: 'exact' }] },
+        ],
+      },
+      /person/,
+    ],
+    [
+      'unknown operator',
+      { groups: [{ properties: [{ key: 'a', type: 'person', value: 'x', operator: 'bogus' }] }] },
+      /Invalid operator/,
+    ],
+    [
+      'variant override that does not exist',
+      {
+        groups: [{ rollout_percentage: 100, variant: 'zzz' }],
+        multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }] },
+      },
+      /variant override/,
+    ],
   ])('rejects %s on create with 400 attr filters', async (_name, filters, detail) => {
     const project = await newProject(t);
     const res = await t.api('POST', flagsPath(project), { key: 'filtered', filters });
@@ -227,8 +325,12 @@ describe('filters', () => {
   });
 
   it('rejects bad filters on PATCH and keeps the stored ones', async () => {
-    const flag = await createFlag(t, { filters: { groups: [{ properties: [], rollout_percentage: 40 }] } });
-    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), { filters: { groups: [{ properties: [], rollout_percentage: 250 }] } });
+    const flag = await createFlag(t, {
+      filters: { groups: [{ properties: [], rollout_percentage: 40 }] },
+    });
+    const res = await t.api('PATCH', flagPath(t.projectId, flag.id), {
+      filters: { groups: [{ properties: [], rollout_percentage: 250 }] },
+    });
     expectValidation(res, 'filters');
     const got = await t.api('GET', flagPath(t.projectId, flag.id));
     expect(got.body.rollout_percentage).toBe(40);
@@ -236,8 +338,14 @@ describe('filters', () => {
   });
 
   it('rejects filters that are not an object', async () => {
-    expectValidation(await t.api('POST', flagsPath(t.projectId), { key: 'f-list', filters: [1, 2] }), 'filters');
-    expectValidation(await t.api('POST', flagsPath(t.projectId), { key: 'f-null', filters: null }), 'filters');
+    expectValidation(
+      await t.api('POST', flagsPath(t.projectId), { key: 'f-list', filters: [1, 2] }),
+      'filters',
+    );
+    expectValidation(
+      await t.api('POST', flagsPath(t.projectId), { key: 'f-null', filters: null }),
+      'filters',
+    );
   });
 
   it('accepts valid multivariate filters with payloads, boundary rollouts and person properties', async () => {
@@ -257,7 +365,11 @@ describe('filters', () => {
     };
     const res = await t.api('POST', flagsPath(t.projectId), { key: 'mv-ok', filters });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.filters.multivariate.variants.map((v: any) => v.key)).toEqual(['control', 'test', 'other']);
+    expect(res.body.filters.multivariate.variants.map((v: any) => v.key)).toEqual([
+      'control',
+      'test',
+      'other',
+    ]);
     // non-string payloads are stored as JSON text
     expect(typeof res.body.filters.payloads.test).toBe('string');
     expect(JSON.parse(res.body.filters.payloads.test)).toEqual({ color: 'red' });
@@ -308,7 +420,11 @@ describe('other fields', () => {
   it('rejects a non-integer flag id in the path with 400 or 404, never 5xx', async () => {
     const res = await t.api('GET', `${flagsPath(t.projectId)}abc/`);
     expect([400, 404]).toContain(res.status);
-    expect(res.body).toMatchObject({ type: expect.any(String), code: expect.any(String), detail: expect.any(String) });
+    expect(res.body).toMatchObject({
+      type: expect.any(String),
+      code: expect.any(String),
+      detail: expect.any(String),
+    });
   });
 });
 
@@ -321,7 +437,11 @@ describe('malformed bodies', () => {
     const project = await newProject(t);
     const res = await raw('POST', flagsPath(project), body);
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toMatchObject({ type: 'validation_error', code: expect.any(String), detail: expect.any(String) });
+    expect(res.body).toMatchObject({
+      type: 'validation_error',
+      code: expect.any(String),
+      detail: expect.any(String),
+    });
     expect(res.body).toHaveProperty('attr');
     expect(await flagCount(project)).toBe(0);
   });
@@ -338,7 +458,11 @@ describe('malformed bodies', () => {
     for (const body of ['', 'null', '[]', '"key"', '42']) {
       const res = await raw('POST', flagsPath(t.projectId), body);
       expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(400);
-      expect(res.body).toMatchObject({ type: 'validation_error', code: expect.any(String), detail: expect.any(String) });
+      expect(res.body).toMatchObject({
+        type: 'validation_error',
+        code: expect.any(String),
+        detail: expect.any(String),
+      });
     }
   });
 
@@ -346,6 +470,10 @@ describe('malformed bodies', () => {
     const res = await raw('POST', flagsPath(t.projectId), 'key=x', 'text/plain');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
-    expect(res.body).toMatchObject({ type: expect.any(String), code: expect.any(String), detail: expect.any(String) });
+    expect(res.body).toMatchObject({
+      type: expect.any(String),
+      code: expect.any(String),
+      detail: expect.any(String),
+    });
   });
 });

@@ -16,8 +16,10 @@ export const EDIT = 37;
 let seq = 0;
 const unique = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
 
-export const flagsPath = (projectId: number | string) => `/api/projects/${projectId}/feature_flags/`;
-export const flagPath = (projectId: number | string, flagId: number) => `/api/projects/${projectId}/feature_flags/${flagId}/`;
+export const flagsPath = (projectId: number | string) =>
+  `/api/projects/${projectId}/feature_flags/`;
+export const flagPath = (projectId: number | string, flagId: number) =>
+  `/api/projects/${projectId}/feature_flags/${flagId}/`;
 
 /** The user the bootstrap created (owner of the default project, holder of the all-scopes key). */
 export async function adminUserId(t: TestService): Promise<number> {
@@ -27,12 +29,26 @@ export async function adminUserId(t: TestService): Promise<number> {
 /** A new user, member of `projectId` at `level`, holding a key with `scopes`. */
 export async function newUser(
   t: TestService,
-  opts: { projectId?: number | null; level?: number; scopes?: string[]; scopedProjectIds?: number[] | null; firstName?: string } = {},
+  opts: {
+    projectId?: number | null;
+    level?: number;
+    scopes?: string[];
+    scopedProjectIds?: number[] | null;
+    firstName?: string;
+  } = {},
 ): Promise<{ userId: number; key: string; email: string }> {
   const email = `${unique('user')}@example.com`;
-  const { userId } = await ensureUser(accessDeps(t.service.ctx), { email, firstName: opts.firstName ?? 'Test', lastName: 'User' });
+  const { userId } = await ensureUser(accessDeps(t.service.ctx), {
+    email,
+    firstName: opts.firstName ?? 'Test',
+    lastName: 'User',
+  });
   if (opts.projectId !== null) {
-    await addProjectMember(accessDeps(t.service.ctx), { projectId: opts.projectId ?? t.projectId, userId, level: opts.level ?? MEMBER });
+    await addProjectMember(accessDeps(t.service.ctx), {
+      projectId: opts.projectId ?? t.projectId,
+      userId,
+      level: opts.level ?? MEMBER,
+    });
   }
   const { personalApiKey } = await createPersonalApiKey(accessDeps(t.service.ctx), {
     userId,
@@ -44,11 +60,18 @@ export async function newUser(
 
 /** A fresh project owned by the bootstrap admin, so the default key sees it and lists start empty. */
 export async function newProject(t: TestService, name = unique('project')): Promise<number> {
-  const { projectId } = await createProject(accessDeps(t.service.ctx), { name, ownerUserId: await adminUserId(t) });
+  const { projectId } = await createProject(accessDeps(t.service.ctx), {
+    name,
+    ownerUserId: await adminUserId(t),
+  });
   return projectId;
 }
 
-export async function newRole(t: TestService, level: number, memberUserIds: number[]): Promise<string> {
+export async function newRole(
+  t: TestService,
+  level: number,
+  memberUserIds: number[],
+): Promise<string> {
   const { roleId } = await createRole(accessDeps(t.service.ctx), {
     name: unique('role'),
     featureFlagsAccessLevel: level,
@@ -64,7 +87,12 @@ export async function createFlag(
   body: Record<string, unknown> = {},
   opts: { projectId?: number; key?: string | null } = {},
 ): Promise<any> {
-  const res = await t.api('POST', flagsPath(opts.projectId ?? t.projectId), { key: unique('flag'), ...body }, opts.key);
+  const res = await t.api(
+    'POST',
+    flagsPath(opts.projectId ?? t.projectId),
+    { key: unique('flag'), ...body },
+    opts.key,
+  );
   expect(res.status, res.text).toBe(201);
   return res.body;
 }
@@ -77,7 +105,11 @@ export function linkPath(t: TestService, link: string): string {
 }
 
 /** Follows `next` links from `first` to the end; returns every page body. */
-export async function followPages(t: TestService, first: string, key?: string | null): Promise<any[]> {
+export async function followPages(
+  t: TestService,
+  first: string,
+  key?: string | null,
+): Promise<any[]> {
   const pages: any[] = [];
   let path: string | null = first;
   while (path) {
@@ -107,5 +139,8 @@ export function expectError(
   if (expected.attr !== undefined) expect(res.body.attr).toBe(expected.attr);
 }
 
-export const expectValidation = (res: { status: number; body: any; text: string }, attr: string | null, code?: string) =>
-  expectError(res, 400, { type: 'validation_error', attr, ...(code ? { code } : {}) });
+export const expectValidation = (
+  res: { status: number; body: any; text: string },
+  attr: string | null,
+  code?: string,
+) => expectError(res, 400, { type: 'validation_error', attr, ...(code ? { code } : {}) });

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 let t: TestService;
-beforeAll(async () => { t = await startTestService(); });
+beforeAll(async () => {
+  t = await startTestService();
+});
 afterAll(async () => t?.close());
 
 describe('OpenAPI document', () => {
@@ -11,9 +13,13 @@ describe('OpenAPI document', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toMatch(/^3\./);
     const create = doc.body.paths['/api/projects/{project_id}/feature_flags/'].post;
-    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '404']));
+    expect(Object.keys(create.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '404']),
+    );
     const flag = doc.body.components.schemas.FeatureFlag;
-    expect(flag.required).toEqual(expect.arrayContaining(['id', 'key', 'filters', 'is_simple_flag', 'can_edit']));
+    expect(flag.required).toEqual(
+      expect.arrayContaining(['id', 'key', 'filters', 'is_simple_flag', 'can_edit']),
+    );
     const ui = await fetch(`${t.url}/api/schema/swagger-ui/`);
     expect(ui.status).toBe(200);
     expect(await ui.text()).toMatch(/swagger/i);
@@ -36,6 +42,11 @@ describe('health and readiness', () => {
   it('unknown routes answer 404 in the error shape', async () => {
     const res = await t.api('GET', '/nope', undefined, null);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
+    expect(res.body).toEqual({
+      type: 'invalid_request',
+      code: 'not_found',
+      detail: 'Not found.',
+      attr: null,
+    });
   });
 });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { chCheckpointId, type ChProjection } from '../../src/processing/clickhouseProjection.ts';
-import { createClickHouseProjectionRunner } from '../../src/processing/clickhouseProjectionRunner.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
-import { startTestService, type TestService } from '../support/testService.ts';
+import { type ChProjection, chCheckpointId } from '../../src/processing/clickhouseProjection.ts';
+import { createClickHouseProjectionRunner } from '../../src/processing/clickhouseProjectionRunner.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { capture } from '../support/capture.ts';
+import { startTestService, type TestService } from '../support/testService.ts';
 
 let t: TestService;
 let ch: ClickHouse;
@@ -49,10 +49,16 @@ describe('ClickHouse events projection', () => {
     for (let i = 0; i < 6; i++) await post(batch(50, tag));
     const head = await t.service.ctx.store.headPosition();
     expect(await t.service.runners.get('clickhouse:events')!.waitFor(head, 20_000)).toBe(true);
-    expect(await countIn({ ...ch, database: t.config.clickhouseDatabase }, tag)).toEqual({ n: 300, u: 300 });
+    expect(await countIn({ ...ch, database: t.config.clickhouseDatabase }, tag)).toEqual({
+      n: 300,
+      u: 300,
+    });
 
     for (const when of ['after insert', 'before insert'] as const) {
-      const copy: ChProjection = { ...eventsProjection, version: when === 'after insert' ? 98 : 99 };
+      const copy: ChProjection = {
+        ...eventsProjection,
+        version: when === 'after insert' ? 98 : 99,
+      };
       let batches = 0;
       const crashing: ChProjection = {
         ...copy,
@@ -65,15 +71,30 @@ describe('ClickHouse events projection', () => {
       const db = `${t.config.clickhouseDatabase}_copy_${copy.version}`;
       const target = { ...ch, database: db };
       await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
-      const first = createClickHouseProjectionRunner(t.service.ctx.store, t.service.ctx.pool, target, crashing, { batchSize: 40 });
+      const first = createClickHouseProjectionRunner(
+        t.service.ctx.store,
+        t.service.ctx.pool,
+        target,
+        crashing,
+        { batchSize: 40 },
+      );
       await first.start();
       const deadline = Date.now() + 10_000;
       while (batches < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await first.stop();
-      const { rows } = await t.service.ctx.pool.query('SELECT pending_to FROM projection_checkpoints WHERE id = $1', [chCheckpointId(copy)]);
+      const { rows } = await t.service.ctx.pool.query(
+        'SELECT pending_to FROM projection_checkpoints WHERE id = $1',
+        [chCheckpointId(copy)],
+      );
       expect(rows[0].pending_to).not.toBeNull(); // died with a batch noted but not confirmed
 
-      const restarted = createClickHouseProjectionRunner(t.service.ctx.store, t.service.ctx.pool, target, copy, { batchSize: 40 });
+      const restarted = createClickHouseProjectionRunner(
+        t.service.ctx.store,
+        t.service.ctx.pool,
+        target,
+        copy,
+        { batchSize: 40 },
+      );
       await restarted.start();
       expect(await restarted.waitFor(head, 20_000)).toBe(true);
       await restarted.stop();
@@ -88,10 +109,13 @@ describe('ClickHouse events projection', () => {
     await post(body);
     const head = await t.service.ctx.store.headPosition();
     expect(await t.service.runners.get('clickhouse:events')!.waitFor(head, 20_000)).toBe(true);
-    expect(await countIn({ ...ch, database: t.config.clickhouseDatabase }, tag)).toEqual({ n: 20, u: 20 });
-    const logged = (await t.service.ctx.store.readAll({ filter: { eventTypes: ['EventCaptured'] } })).filter(
-      (e) => (e.data as { properties: { tag?: string } }).properties.tag === tag,
-    );
+    expect(await countIn({ ...ch, database: t.config.clickhouseDatabase }, tag)).toEqual({
+      n: 20,
+      u: 20,
+    });
+    const logged = (
+      await t.service.ctx.store.readAll({ filter: { eventTypes: ['EventCaptured'] } })
+    ).filter((e) => (e.data as { properties: { tag?: string } }).properties.tag === tag);
     expect(logged).toHaveLength(20);
   });
 });

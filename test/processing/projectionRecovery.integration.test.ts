@@ -1,13 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createPool } from '../../src/db/postgres.ts';
-import { createProjectionRunner } from '../../src/processing/projectionRunner.ts';
-import { checkpointId, readCheckpoint, type PgProjection } from '../../src/processing/projection.ts';
-import { rebuildProjection } from '../../src/processing/rebuildProjection.ts';
-import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
-import { accessProjection } from '../../projections/access/accessProjection.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createRole } from '../../commands/access/createRole.ts';
+import { accessProjection } from '../../projections/access/accessProjection.ts';
+import { featureFlagsProjection } from '../../projections/featureFlags/featureFlagsProjection.ts';
+import { createPool } from '../../src/db/postgres.ts';
+import {
+  checkpointId,
+  type PgProjection,
+  readCheckpoint,
+} from '../../src/processing/projection.ts';
+import { createProjectionRunner } from '../../src/processing/projectionRunner.ts';
+import { rebuildProjection } from '../../src/processing/rebuildProjection.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 let t: TestService;
@@ -20,7 +24,12 @@ beforeAll(async () => {
   t = await startTestService();
   databaseUrl = t.config.databaseUrl!;
   const base = `/api/projects/${t.projectId}/feature_flags`;
-  const { roleId } = await createRole(accessDeps(t.service.ctx), { name: 'Editors', featureFlagsAccessLevel: 37, memberUserIds: [], createdByUserId: null });
+  const { roleId } = await createRole(accessDeps(t.service.ctx), {
+    name: 'Editors',
+    featureFlagsAccessLevel: 37,
+    memberUserIds: [],
+    createdByUserId: null,
+  });
   for (let i = 0; i < 25; i++) {
     const created = await t.api('POST', `${base}/`, {
       key: `flag-${i}`,
@@ -29,10 +38,18 @@ beforeAll(async () => {
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    if (i % 2 === 0) expect((await t.api('PATCH', `${base}/${id}/`, { name: `Renamed ${i}`, active: false })).status).toBe(200);
-    if (i % 3 === 0) expect((await t.api('PATCH', `${base}/${id}/`, { deleted: true })).status).toBe(200);
-    if (i % 6 === 0) expect((await t.api('PATCH', `${base}/${id}/`, { deleted: false })).status).toBe(200);
-    if (i % 5 === 0) expect((await t.api('POST', `${base}/${id}/role_access/`, { role_id: roleId })).status).toBe(201);
+    if (i % 2 === 0)
+      expect(
+        (await t.api('PATCH', `${base}/${id}/`, { name: `Renamed ${i}`, active: false })).status,
+      ).toBe(200);
+    if (i % 3 === 0)
+      expect((await t.api('PATCH', `${base}/${id}/`, { deleted: true })).status).toBe(200);
+    if (i % 6 === 0)
+      expect((await t.api('PATCH', `${base}/${id}/`, { deleted: false })).status).toBe(200);
+    if (i % 5 === 0)
+      expect((await t.api('POST', `${base}/${id}/role_access/`, { role_id: roleId })).status).toBe(
+        201,
+      );
   }
 });
 afterAll(async () => t?.close());
@@ -43,7 +60,9 @@ describe('projections', () => {
     const pool = t.service.ctx.pool;
     await pool.query('DROP SCHEMA IF EXISTS crash CASCADE; CREATE SCHEMA crash');
     // A second copy of the read model in its own schema, with its own checkpoint.
-    const crashPool = createPool(`${databaseUrl}?options=${encodeURIComponent('-c search_path=crash,public')}`);
+    const crashPool = createPool(
+      `${databaseUrl}?options=${encodeURIComponent('-c search_path=crash,public')}`,
+    );
     await crashPool.query(featureFlagsProjection.schema);
     const copy: PgProjection = { ...featureFlagsProjection, version: 99 };
     let batches = 0;
@@ -86,15 +105,24 @@ describe('projections', () => {
   it('rebuild replays from position 0 into fresh tables and gives an identical read model', async () => {
     const pool = t.service.ctx.pool;
     for (const projection of [featureFlagsProjection, accessProjection]) {
-      const before = await Promise.all(projection.tables.map((table) => snapshot(pool, 'public', table, '1')));
+      const before = await Promise.all(
+        projection.tables.map((table) => snapshot(pool, 'public', table, '1')),
+      );
       const result = await rebuildProjection(t.service.ctx.store, pool, projection);
       expect(result.events).toBeGreaterThan(0);
-      const after = await Promise.all(projection.tables.map((table) => snapshot(pool, 'public', table, '1')));
+      const after = await Promise.all(
+        projection.tables.map((table) => snapshot(pool, 'public', table, '1')),
+      );
       expect(after).toEqual(before);
     }
     // The live projector carries on after a rebuild.
-    const created = await t.api('POST', `/api/projects/${t.projectId}/feature_flags/`, { key: 'after-rebuild' });
+    const created = await t.api('POST', `/api/projects/${t.projectId}/feature_flags/`, {
+      key: 'after-rebuild',
+    });
     expect(created.status).toBe(201);
-    expect((await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${created.body.id}/`)).body.key).toBe('after-rebuild');
+    expect(
+      (await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${created.body.id}/`)).body
+        .key,
+    ).toBe('after-rebuild');
   });
 });

@@ -1,10 +1,22 @@
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base64, gzipJs, gzipNode, lz64, multipartBody, sendRaw, urlencodedForm } from '../support/captureClient.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/serverProcess.ts';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  base64,
+  gzipJs,
+  gzipNode,
+  lz64,
+  multipartBody,
+  sendRaw,
+  urlencodedForm,
+} from '../support/captureClient.ts';
+import {
+  type ServerProcess,
+  startServerProcess,
+  stopServerProcess,
+} from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 
 /**
@@ -32,7 +44,9 @@ function probeHealth(url: string) {
   const loop = (async () => {
     while (!stop) {
       const started = performance.now();
-      await fetch(`${url}/_health`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      await fetch(`${url}/_health`)
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
       longest = Math.max(longest, performance.now() - started);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -49,7 +63,10 @@ let captureSamples: CaptureRequest[];
 let apiSamples: ApiRequest[];
 
 beforeAll(async () => {
-  const keys = { projectApiKey: 'phc_fuzz_project_key_0001', personalApiKey: 'phx_fuzz_personal_key_0001' };
+  const keys = {
+    projectApiKey: 'phc_fuzz_project_key_0001',
+    personalApiKey: 'phx_fuzz_personal_key_0001',
+  };
   server = await startServerProcess({
     DATA_DIR: dataDir,
     DATABASE_URL: await createTestDatabase(),
@@ -58,13 +75,20 @@ beforeAll(async () => {
     INIT_PROJECT_API_KEY: keys.projectApiKey,
     INIT_PERSONAL_API_KEY: keys.personalApiKey,
   });
-  const get = async (p: string) => (await fetch(`${server.url}${p}`, { headers: { authorization: `Bearer ${keys.personalApiKey}` } })).json();
+  const get = async (p: string) =>
+    (
+      await fetch(`${server.url}${p}`, {
+        headers: { authorization: `Bearer ${keys.personalApiKey}` },
+      })
+    ).json();
   const projects = (await get('/api/projects/')) as { results: { id: number }[] };
   t = { url: server.url, projectId: projects.results[0]!.id, ...keys };
   const doc = (await get('/api/schema/')) as { paths: Record<string, Record<string, unknown>> };
   const routes: ApiRoute[] = Object.entries(doc.paths)
     .flatMap(([path, ops]) =>
-      Object.keys(ops).filter((m) => ['post', 'patch', 'put', 'delete'].includes(m)).map((method) => ({ path, method: method.toUpperCase() })),
+      Object.keys(ops)
+        .filter((m) => ['post', 'patch', 'put', 'delete'].includes(m))
+        .map((method) => ({ path, method: method.toUpperCase() })),
     )
     .filter((r) => r.path.startsWith('/api/'));
   expect(routes.length).toBeGreaterThan(5);
@@ -97,10 +121,22 @@ async function fuzz<R>(samples: readonly R[], send: (r: R) => Promise<Failure | 
 
 // Values that have broken JSON stores and parsers before: NUL, lone surrogates, huge numbers, deep nesting.
 const nasty = fc.oneof(
-  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udc00y', '%00', '9223372036854775808', '-1e309', '__proto__', 'constructor'),
+  fc.constantFrom(
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    'x\udc00y',
+    '%00',
+    '9223372036854775808',
+    '-1e309',
+    '__proto__',
+    'constructor',
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
-const deep = fc.integer({ min: 50, max: 2000 }).map((n) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown);
+const deep = fc
+  .integer({ min: 50, max: 2000 })
+  .map((n) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown);
 /** JSON text nested deeper than a recursive serialiser survives (sent as text: the fuzzer could not stringify it). */
 const deepText = fc
   .tuple(fc.integer({ min: 3000, max: 20_000 }), fc.constantFrom('[', '{"a":'))
@@ -113,19 +149,51 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 const capturePaths = ['/capture/', '/batch/', '/e/', '/i/v0/e/', '/track/', '/engage/'];
-const encodings = ['json', 'form', 'multipart', 'base64', 'gzip-js', 'gzip-sniffed', 'lz64', 'get', 'garbage'] as const;
+const encodings = [
+  'json',
+  'form',
+  'multipart',
+  'base64',
+  'gzip-js',
+  'gzip-sniffed',
+  'lz64',
+  'get',
+  'garbage',
+] as const;
 
 const event = (token: fc.Arbitrary<unknown>) =>
   fc.record(
     {
       api_key: token,
-      event: fc.oneof(fc.constantFrom('$pageview', '$identify', '$groupidentify', '$create_alias', 'e'), anyValue),
-      distinct_id: fc.oneof(fc.string({ maxLength: 30 }), anyValue),
-      properties: fc.oneof(
-        fc.dictionary(fc.oneof(fc.constantFrom('$set', '$set_once', '$unset', '$groups', '$anon_distinct_id', 'alias', '$ip', '$elements'), fc.string({ maxLength: 10 })), anyValue, { maxKeys: 8 }),
+      event: fc.oneof(
+        fc.constantFrom('$pageview', '$identify', '$groupidentify', '$create_alias', 'e'),
         anyValue,
       ),
-      timestamp: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), anyValue),
+      distinct_id: fc.oneof(fc.string({ maxLength: 30 }), anyValue),
+      properties: fc.oneof(
+        fc.dictionary(
+          fc.oneof(
+            fc.constantFrom(
+              '$set',
+              '$set_once',
+              '$unset',
+              '$groups',
+              '$anon_distinct_id',
+              'alias',
+              '$ip',
+              '$elements',
+            ),
+            fc.string({ maxLength: 10 }),
+          ),
+          anyValue,
+          { maxKeys: 8 },
+        ),
+        anyValue,
+      ),
+      timestamp: fc.oneof(
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        anyValue,
+      ),
       uuid: fc.oneof(fc.uuid(), anyValue),
       offset: anyValue,
     },
@@ -137,7 +205,15 @@ const captureRequest = (t: Target) => {
   const payload = fc.oneof(
     event(token),
     fc.array(event(token), { maxLength: 5 }),
-    fc.record({ api_key: token, batch: fc.oneof(fc.array(event(fc.constant(undefined)), { maxLength: 5 }), anyValue), sent_at: anyValue, project_id: anyValue }, { requiredKeys: [] }),
+    fc.record(
+      {
+        api_key: token,
+        batch: fc.oneof(fc.array(event(fc.constant(undefined)), { maxLength: 5 }), anyValue),
+        sent_at: anyValue,
+        project_id: anyValue,
+      },
+      { requiredKeys: [] },
+    ),
     anyValue,
   );
   return fc.record({
@@ -151,60 +227,157 @@ const captureRequest = (t: Target) => {
 type CaptureRequest = ReturnType<typeof captureRequest> extends fc.Arbitrary<infer R> ? R : never;
 
 const apiRequest = (t: Target, routes: ApiRoute[]) => {
-  const param = fc.oneof(fc.constant(String(t.projectId)), fc.constant('@current'), fc.integer({ min: -5, max: 3_000_000_000 }).map(String), fc.uuid(), fc.string({ maxLength: 20 }).map(encodeURIComponent), fc.constant('%00'));
+  const param = fc.oneof(
+    fc.constant(String(t.projectId)),
+    fc.constant('@current'),
+    fc.integer({ min: -5, max: 3_000_000_000 }).map(String),
+    fc.uuid(),
+    fc.string({ maxLength: 20 }).map(encodeURIComponent),
+    fc.constant('%00'),
+  );
   return fc.record({
     route: fc.constantFrom(...routes),
     params: fc.array(param, { minLength: 4, maxLength: 4 }),
-    projectParam: fc.oneof({ weight: 4, arbitrary: fc.constant(String(t.projectId)) }, { weight: 1, arbitrary: param }),
+    projectParam: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(String(t.projectId)) },
+      { weight: 1, arbitrary: param },
+    ),
     body: fc.oneof(
       deepText.map((text) => ({ raw: text })),
-      fc.record({ key: fc.oneof(fc.string({ maxLength: 40 }), anyValue), name: anyValue, filters: anyValue, active: anyValue, deleted: anyValue, properties: anyValue, role_id: fc.oneof(fc.uuid(), anyValue), $unset: anyValue, value: anyValue, main_distinct_id: anyValue }, { requiredKeys: [] }),
+      fc.record(
+        {
+          key: fc.oneof(fc.string({ maxLength: 40 }), anyValue),
+          name: anyValue,
+          filters: anyValue,
+          active: anyValue,
+          deleted: anyValue,
+          properties: anyValue,
+          role_id: fc.oneof(fc.uuid(), anyValue),
+          $unset: anyValue,
+          value: anyValue,
+          main_distinct_id: anyValue,
+        },
+        { requiredKeys: [] },
+      ),
       anyValue,
     ),
-    query: fc.oneof(fc.constant(''), fc.dictionary(fc.constantFrom('delete_events', 'format', 'key', 'value', '$unset'), fc.oneof(fc.string({ maxLength: 10 }), fc.constant('%00'))).map((d) => Object.entries(d).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&'))),
+    query: fc.oneof(
+      fc.constant(''),
+      fc
+        .dictionary(
+          fc.constantFrom('delete_events', 'format', 'key', 'value', '$unset'),
+          fc.oneof(fc.string({ maxLength: 10 }), fc.constant('%00')),
+        )
+        .map((d) =>
+          Object.entries(d)
+            .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+            .join('&'),
+        ),
+    ),
   });
 };
 type ApiRequest = ReturnType<typeof apiRequest> extends fc.Arbitrary<infer R> ? R : never;
 
 describe(`fuzz: ${RUNS} generated requests (seed ${SEED})`, () => {
   it('capture: every route × encoding answers without a 5xx', async () => {
-    const failures = await fuzz(captureSamples, async ({ path, encoding, payload: p, garbage, raw }) => {
-      const json = raw ?? JSON.stringify(p) ?? 'null';
-      const headers: Record<string, string> = {};
-      let body: string | Buffer | undefined;
-      let query = '';
-      let method = 'POST';
-      switch (encoding) {
-        case 'json': headers['content-type'] = 'application/json'; body = json; break;
-        case 'form': headers['content-type'] = 'application/x-www-form-urlencoded'; body = urlencodedForm({ data: base64(json) }); break;
-        case 'multipart': { const m = multipartBody({ data: json }); headers['content-type'] = m.contentType; body = m.body; break; }
-        case 'base64': headers['content-type'] = 'text/plain'; body = base64(json); break;
-        case 'gzip-js': query = 'compression=gzip-js'; body = gzipJs(json); break;
-        case 'gzip-sniffed': body = gzipNode(json); break;
-        case 'lz64': query = 'compression=lz64'; headers['content-type'] = 'application/x-www-form-urlencoded'; body = urlencodedForm({ data: lz64(json) }); break;
-        case 'get': method = 'GET'; query = `data=${encodeURIComponent(base64(json))}`; break;
-        case 'garbage': headers['content-type'] = 'application/json'; body = Buffer.from(garbage); break;
-      }
-      const r = await sendRaw(t.url, { method, path, query, headers, ...(body !== undefined ? { body } : {}) });
-      return r.status >= 500 ? { request: `${method} ${path}?${query} [${encoding}] ${json.slice(0, 300)}`, status: r.status, body: r.text.slice(0, 300) } : undefined;
-    });
+    const failures = await fuzz(
+      captureSamples,
+      async ({ path, encoding, payload: p, garbage, raw }) => {
+        const json = raw ?? JSON.stringify(p) ?? 'null';
+        const headers: Record<string, string> = {};
+        let body: string | Buffer | undefined;
+        let query = '';
+        let method = 'POST';
+        switch (encoding) {
+          case 'json':
+            headers['content-type'] = 'application/json';
+            body = json;
+            break;
+          case 'form':
+            headers['content-type'] = 'application/x-www-form-urlencoded';
+            body = urlencodedForm({ data: base64(json) });
+            break;
+          case 'multipart': {
+            const m = multipartBody({ data: json });
+            headers['content-type'] = m.contentType;
+            body = m.body;
+            break;
+          }
+          case 'base64':
+            headers['content-type'] = 'text/plain';
+            body = base64(json);
+            break;
+          case 'gzip-js':
+            query = 'compression=gzip-js';
+            body = gzipJs(json);
+            break;
+          case 'gzip-sniffed':
+            body = gzipNode(json);
+            break;
+          case 'lz64':
+            query = 'compression=lz64';
+            headers['content-type'] = 'application/x-www-form-urlencoded';
+            body = urlencodedForm({ data: lz64(json) });
+            break;
+          case 'get':
+            method = 'GET';
+            query = `data=${encodeURIComponent(base64(json))}`;
+            break;
+          case 'garbage':
+            headers['content-type'] = 'application/json';
+            body = Buffer.from(garbage);
+            break;
+        }
+        const r = await sendRaw(t.url, {
+          method,
+          path,
+          query,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+        });
+        return r.status >= 500
+          ? {
+              request: `${method} ${path}?${query} [${encoding}] ${json.slice(0, 300)}`,
+              status: r.status,
+              body: r.text.slice(0, 300),
+            }
+          : undefined;
+      },
+    );
     expect(failures.slice(0, 5)).toEqual([]);
   }, 600_000);
 
   it('/api: every write route of the OpenAPI document answers without a 5xx', async () => {
-    const failures = await fuzz(apiSamples, async ({ route, params, projectParam, body, query }) => {
-      let i = 0;
-      const path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === 'project_id' ? projectParam : params[i++ % params.length]!));
-      const json = typeof body === 'object' && body !== null && 'raw' in body && typeof body.raw === 'string' ? body.raw : (JSON.stringify(body) ?? 'null');
-      const r = await sendRaw(t.url, {
-        method: route.method,
-        path,
-        query,
-        headers: { authorization: `Bearer ${t.personalApiKey}`, 'content-type': 'application/json' },
-        body: json,
-      });
-      return r.status >= 500 ? { request: `${route.method} ${path}?${query} ${json.slice(0, 300)}`, status: r.status, body: r.text.slice(0, 300) } : undefined;
-    });
+    const failures = await fuzz(
+      apiSamples,
+      async ({ route, params, projectParam, body, query }) => {
+        let i = 0;
+        const path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+          name === 'project_id' ? projectParam : params[i++ % params.length]!,
+        );
+        const json =
+          typeof body === 'object' && body !== null && 'raw' in body && typeof body.raw === 'string'
+            ? body.raw
+            : (JSON.stringify(body) ?? 'null');
+        const r = await sendRaw(t.url, {
+          method: route.method,
+          path,
+          query,
+          headers: {
+            authorization: `Bearer ${t.personalApiKey}`,
+            'content-type': 'application/json',
+          },
+          body: json,
+        });
+        return r.status >= 500
+          ? {
+              request: `${route.method} ${path}?${query} ${json.slice(0, 300)}`,
+              status: r.status,
+              body: r.text.slice(0, 300),
+            }
+          : undefined;
+      },
+    );
     expect(failures.slice(0, 5)).toEqual([]);
   }, 600_000);
 

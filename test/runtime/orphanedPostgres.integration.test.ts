@@ -2,10 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/serverProcess.ts';
+import {
+  type ServerProcess,
+  startServerProcess,
+  stopServerProcess,
+} from '../support/serverProcess.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-orphan-'));
-const env = { DATA_DIR: dataDir, INIT_PROJECT_API_KEY: 'phc_orphan_project_key_01', INIT_PERSONAL_API_KEY: 'phx_orphan_personal_key_01' };
+const env = {
+  DATA_DIR: dataDir,
+  INIT_PROJECT_API_KEY: 'phc_orphan_project_key_01',
+  INIT_PERSONAL_API_KEY: 'phx_orphan_personal_key_01',
+};
 const servers: ServerProcess[] = [];
 
 const isAlive = (pid: number) => {
@@ -16,7 +24,8 @@ const isAlive = (pid: number) => {
     return false;
   }
 };
-const postmasterPid = () => Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+const postmasterPid = () =>
+  Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 afterAll(async () => {
   for (const s of servers) await stopServerProcess(s, 'SIGKILL');
@@ -48,9 +57,12 @@ describe('kill -9 of the server leaves its embedded Postgres behind', () => {
     expect(second.output()).toMatch(/left running by a process that is gone/);
     expect((await capture(second.url, 'after-restart')).status).toBe(200);
     // The event acknowledged before the kill made its person: it is in the log and the read model.
-    const persons = await fetch(`${second.url}/api/projects/@current/persons/?distinct_id=orphan-test`, {
-      headers: { authorization: `Bearer ${env.INIT_PERSONAL_API_KEY}` },
-    });
+    const persons = await fetch(
+      `${second.url}/api/projects/@current/persons/?distinct_id=orphan-test`,
+      {
+        headers: { authorization: `Bearer ${env.INIT_PERSONAL_API_KEY}` },
+      },
+    );
     expect(((await persons.json()) as { results: unknown[] }).results).toHaveLength(1);
 
     // A clean stop of the owner stops its Postgres too: nothing is left running.

@@ -23,10 +23,21 @@ const capture = async (uuid: string) => {
   const res = await fetch(`${t.url}/e/`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: t.projectApiKey, event: 'outage', distinct_id: 'survivor', uuid, properties: {} }),
+    body: JSON.stringify({
+      api_key: t.projectApiKey,
+      event: 'outage',
+      distinct_id: 'survivor',
+      uuid,
+      properties: {},
+    }),
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text(), ms: Date.now() - started };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: await res.text(),
+    ms: Date.now() - started,
+  };
 };
 
 describe('Postgres killed under a running server', () => {
@@ -47,7 +58,8 @@ describe('Postgres killed under a running server', () => {
       const uuid = randomUUID();
       const answer = await capture(uuid);
       answers.push(answer);
-      if (answer.status === 503 && health === undefined) health = (await fetch(`${t.url}/_health`)).status;
+      if (answer.status === 503 && health === undefined)
+        health = (await fetch(`${t.url}/_health`)).status;
       if (answer.status === 200) {
         acknowledged.push(uuid);
         if (answers.some((a) => a.status === 503)) break;
@@ -61,16 +73,24 @@ describe('Postgres killed under a running server', () => {
     const outage = answers.filter((a) => a.status === 503);
     expect(outage.length).toBeGreaterThan(0);
     expect(outage[0]!.retryAfter).toMatch(/^\d+$/);
-    expect(JSON.parse(outage[0]!.body)).toMatchObject({ type: 'server_error', code: 'service_unavailable' });
+    expect(JSON.parse(outage[0]!.body)).toMatchObject({
+      type: 'server_error',
+      code: 'service_unavailable',
+    });
     expect(health).toBe(503);
     // Service resumed: the last capture was acknowledged, the API answers, /_health is OK again.
     expect(answers.at(-1)!.status).toBe(200);
-    expect((await t.api('GET', `/api/projects/${t.projectId}/persons/?distinct_id=survivor`)).status).toBe(200);
+    expect(
+      (await t.api('GET', `/api/projects/${t.projectId}/persons/?distinct_id=survivor`)).status,
+    ).toBe(200);
     await new Promise((r) => setTimeout(r, 1_100)); // the health answer is cached for a second
     expect((await fetch(`${t.url}/_health`)).status).toBe(200);
 
     const logged = new Set<string>();
-    for (const e of await t.service.stores.store.readAll({ filter: { eventTypes: ['EventCaptured'] }, maxCount: 10_000 })) {
+    for (const e of await t.service.stores.store.readAll({
+      filter: { eventTypes: ['EventCaptured'] },
+      maxCount: 10_000,
+    })) {
       logged.add((e.data as { uuid: string }).uuid);
     }
     for (const uuid of acknowledged) expect(logged.has(uuid)).toBe(true);

@@ -10,9 +10,17 @@ export type CaptureTarget = Readonly<{ url: string; projectApiKey: string }>;
  * ordered per distinct id only, so steps that must be ordered in the log are separate calls.
  * The capture suites send exact bytes with `sendRaw` (captureClient.ts) instead.
  */
-export async function capture(target: CaptureTarget, batch: readonly unknown[], options: { apiKey?: string } = {}): Promise<CaptureResponse> {
+export async function capture(
+  target: CaptureTarget,
+  batch: readonly unknown[],
+  options: { apiKey?: string } = {},
+): Promise<CaptureResponse> {
   const body = JSON.stringify({ api_key: options.apiKey ?? target.projectApiKey, batch });
-  const res = await sendRaw(target.url, { path: '/batch/', headers: { 'content-type': 'application/json' }, body });
+  const res = await sendRaw(target.url, {
+    path: '/batch/',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   expect(res.status, res.text).toBe(200);
   return res;
 }

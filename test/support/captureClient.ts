@@ -38,7 +38,16 @@ function bodyLength(body: RawRequest['body']): number {
   if (body === undefined) return 0;
   if (typeof body === 'string') return Buffer.byteLength(body);
   if (body instanceof Uint8Array) return body.length;
-  return body.parts.reduce((n, p) => n + (typeof p === 'string' ? Buffer.byteLength(p) : Buffer.isBuffer(p) ? p.length : Buffer.byteLength(p.char) * p.count), 0);
+  return body.parts.reduce(
+    (n, p) =>
+      n +
+      (typeof p === 'string'
+        ? Buffer.byteLength(p)
+        : Buffer.isBuffer(p)
+          ? p.length
+          : Buffer.byteLength(p.char) * p.count),
+    0,
+  );
 }
 
 function* bodyChunks(body: RawRequest['body']): Generator<Buffer> {
@@ -67,15 +76,28 @@ export function sendRaw(baseUrl: string, req: RawRequest): Promise<CaptureRespon
   const url = new URL(baseUrl);
   const path = req.query !== undefined && req.query !== '' ? `${req.path}?${req.query}` : req.path;
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
-  const hasBody = req.body !== undefined && !(typeof req.body === 'string' && req.body === '' && (req.method ?? 'POST') === 'GET');
-  if (hasBody && !req.chunked && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) {
+  const hasBody =
+    req.body !== undefined &&
+    !(typeof req.body === 'string' && req.body === '' && (req.method ?? 'POST') === 'GET');
+  if (
+    hasBody &&
+    !req.chunked &&
+    !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')
+  ) {
     headers['Content-Length'] = String(bodyLength(req.body));
   }
   if (req.chunked) headers['Transfer-Encoding'] = 'chunked';
   return new Promise<CaptureResponse>((resolve, reject) => {
     let answered = false;
     const request = http.request(
-      { host: url.hostname, port: url.port, method: req.method ?? 'POST', path, headers, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: req.method ?? 'POST',
+        path,
+        headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -114,7 +136,8 @@ export function sendRaw(baseUrl: string, req: RawRequest): Promise<CaptureRespon
 /* ---- bodies the way the real clients build them ---- */
 
 /** posthog-js: fflate's gzip with mtime 0 (capture.md §1.5). */
-export const gzipJs = (json: string): Buffer => Buffer.from(fflateGzipSync(strToU8(json), { mtime: 0 }));
+export const gzipJs = (json: string): Buffer =>
+  Buffer.from(fflateGzipSync(strToU8(json), { mtime: 0 }));
 /** posthog-node v5 and posthog-python: node zlib. */
 export const gzipNode = (json: string): Buffer => zlibGzipSync(json);
 /** posthog-js's old lz64 mode and posthog-node v4's form mode. */
@@ -122,10 +145,14 @@ export const lz64 = (json: string): string => LZString.compressToBase64(json);
 export const base64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 /** application/x-www-form-urlencoded the way URLSearchParams writes it (space → '+', '+' → %2B). */
-export const urlencodedForm = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
+export const urlencodedForm = (fields: Record<string, string>): string =>
+  new URLSearchParams(fields).toString();
 
 /** A multipart body with a fixed boundary (as Django's test client builds it); values may be bytes. */
-export function multipartBody(fields: Record<string, string | Buffer>, boundary = 'BoUnDaRyStRiNg'): { body: Buffer; contentType: string } {
+export function multipartBody(
+  fields: Record<string, string | Buffer>,
+  boundary = 'BoUnDaRyStRiNg',
+): { body: Buffer; contentType: string } {
   const parts: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     const binary = Buffer.isBuffer(value);

@@ -32,7 +32,14 @@ export async function startCaptureProxy(targetUrl: string): Promise<CaptureProxy
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const upstream = http.request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent: false },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: target.host },
+          agent: false,
+        },
         (up) => {
           const out: Buffer[] = [];
           up.on('data', (c: Buffer) => out.push(c));

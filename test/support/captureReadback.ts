@@ -40,7 +40,11 @@ export type ReadbackOptions = {
 const POLL_MS = 100;
 
 /** Events of one distinct id, oldest first, once `until` (or "at least `count`") holds; throws after the timeout. */
-export async function readBackEvents(t: TestService, distinctId: string, options: ReadbackOptions = {}): Promise<ReadbackEvent[]> {
+export async function readBackEvents(
+  t: TestService,
+  distinctId: string,
+  options: ReadbackOptions = {},
+): Promise<ReadbackEvent[]> {
   const projectId = options.projectId ?? t.projectId;
   const count = options.count ?? 1;
   const until = options.until ?? ((events: ReadbackEvent[]) => events.length >= count);
@@ -48,9 +52,16 @@ export async function readBackEvents(t: TestService, distinctId: string, options
   let last: ReadbackEvent[] = [];
   let lastSource = 'none';
   for (;;) {
-    const fromRest = options.source === 'log' ? null : await readFromRest(t, projectId, distinctId, options.event);
+    const fromRest =
+      options.source === 'log' ? null : await readFromRest(t, projectId, distinctId, options.event);
     if (fromRest === null && options.source === 'rest') throw new Error('GET events/ answered 404');
-    last = fromRest ?? (await readFromLog(t, { projectId, distinctId, ...(options.event !== undefined ? { event: options.event } : {}) }));
+    last =
+      fromRest ??
+      (await readFromLog(t, {
+        projectId,
+        distinctId,
+        ...(options.event !== undefined ? { event: options.event } : {}),
+      }));
     lastSource = fromRest ? 'rest' : 'log';
     if (until(last)) return last;
     if (Date.now() > deadline) {
@@ -64,8 +75,16 @@ export async function readBackEvents(t: TestService, distinctId: string, options
 }
 
 /** One event by uuid, once readable. */
-export async function readBackEvent(t: TestService, distinctId: string, uuid: string, options: Omit<ReadbackOptions, 'until' | 'count'> = {}): Promise<ReadbackEvent> {
-  const events = await readBackEvents(t, distinctId, { ...options, until: (es) => es.some((e) => e.uuid === uuid) });
+export async function readBackEvent(
+  t: TestService,
+  distinctId: string,
+  uuid: string,
+  options: Omit<ReadbackOptions, 'until' | 'count'> = {},
+): Promise<ReadbackEvent> {
+  const events = await readBackEvents(t, distinctId, {
+    ...options,
+    until: (es) => es.some((e) => e.uuid === uuid),
+  });
   return events.find((e) => e.uuid === uuid)!;
 }
 
@@ -100,7 +119,12 @@ export async function readFromLog(
 }
 
 /** null while the endpoint answers 404 (not built yet); the events otherwise (every page). */
-async function readFromRest(t: TestService, projectId: number, distinctId: string, event: string | undefined): Promise<ReadbackEvent[] | null> {
+async function readFromRest(
+  t: TestService,
+  projectId: number,
+  distinctId: string,
+  event: string | undefined,
+): Promise<ReadbackEvent[] | null> {
   const query = new URLSearchParams({ distinct_id: distinctId, limit: '1000' });
   if (event !== undefined) query.set('event', event);
   let path: string | null = `/api/projects/${projectId}/events/?${query}`;
@@ -110,7 +134,8 @@ async function readFromRest(t: TestService, projectId: number, distinctId: strin
     if (res.status === 404) return null;
     if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.text}`);
     for (const row of res.body.results as any[]) {
-      const properties = typeof row.properties === 'string' ? JSON.parse(row.properties) : (row.properties ?? {});
+      const properties =
+        typeof row.properties === 'string' ? JSON.parse(row.properties) : (row.properties ?? {});
       events.push({
         uuid: String(row.uuid ?? row.id),
         event: row.event,
@@ -126,5 +151,7 @@ async function readFromRest(t: TestService, projectId: number, distinctId: strin
     path = next ? `${new URL(next).pathname}${new URL(next).search}` : null;
   }
   // The REST list is newest first (PostHog's order); callers get oldest first, like the log.
-  return events.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+  return events.sort((a, b) =>
+    a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0,
+  );
 }

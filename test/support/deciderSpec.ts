@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { Decider } from '../../src/core/decider.ts';
-import type { Event } from '../../src/core/event.ts';
 import { type DomainError, isDomainError } from '../../src/core/errors.ts';
+import type { Event } from '../../src/core/event.ts';
 
 /**
  * Emmett-style decider specification: pure, no I/O.
@@ -29,11 +29,11 @@ export type DeciderThen<E extends Event> = Readonly<{
   outcome: () => Outcome<E>;
 }>;
 
-export type DeciderGiven<S, C, E extends Event> = ((givenEvents: readonly E[]) => Readonly<{
+export type DeciderGiven<S, C, E extends Event> = (givenEvents: readonly E[]) => Readonly<{
   when: (command: C) => DeciderThen<E>;
   /** the state the given events fold to */
   state: () => S;
-}>);
+}>;
 
 const deepFreeze = <T>(value: T): T => {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -58,12 +58,15 @@ export const DeciderSpecification = {
           const events = (): readonly E[] => {
             const result = outcome();
             if (isDomainError(result)) {
-              expect.fail(`expected events, but decide returned a DomainError: ${describeOutcome(result)}`);
+              expect.fail(
+                `expected events, but decide returned a DomainError: ${describeOutcome(result)}`,
+              );
             }
             return result;
           };
           return {
             outcome,
+            // biome-ignore lint/suspicious/noThenProperty: Given / When / Then is the spec's language; no one awaits it
             then: (expectedEvents) => {
               expect(events()).toStrictEqual(expectedEvents);
             },
@@ -73,7 +76,9 @@ export const DeciderSpecification = {
             thenFails: (expected) => {
               const result = outcome();
               if (!isDomainError(result)) {
-                expect.fail(`expected a DomainError, but decide returned events: ${describeOutcome(result)}`);
+                expect.fail(
+                  `expected a DomainError, but decide returned events: ${describeOutcome(result)}`,
+                );
               }
               expect(result).toMatchObject(expected);
             },

@@ -24,7 +24,9 @@ export type ProjectionSpec<E extends Event> = Readonly<{
   close(): Promise<void>;
 }>;
 
-export async function projectionSpec<E extends Event>(projection: PgProjection<E>): Promise<ProjectionSpec<E>> {
+export async function projectionSpec<E extends Event>(
+  projection: PgProjection<E>,
+): Promise<ProjectionSpec<E>> {
   const pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 2 });
   await pool.query(projection.schema);
   return {
@@ -43,7 +45,8 @@ export async function projectionSpec<E extends Event>(projection: PgProjection<E
       }
     },
     async rows(table, orderBy = '1') {
-      if (!projection.tables.includes(table)) throw new Error(`${projection.name} has no table ${table}`);
+      if (!projection.tables.includes(table))
+        throw new Error(`${projection.name} has no table ${table}`);
       return (await pool.query(`SELECT * FROM ${table} ORDER BY ${orderBy}`)).rows;
     },
     close: () => pool.end(),

@@ -9,7 +9,15 @@ export type ServerProcess = { child: ChildProcess; url: string; output: () => st
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: repositoryRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: '', EVENTSTORE_URL: '', CLICKHOUSE_URL: '', PORT: '0', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      EVENTSTORE_URL: '',
+      CLICKHOUSE_URL: '',
+      PORT: '0',
+      ...env,
+    },
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
-import { accessReader } from '../../projections/access/accessReader.ts';
 import { createTestDatabase } from './testDatabase.ts';
 
 export type TestService = Readonly<{
@@ -15,14 +15,22 @@ export type TestService = Readonly<{
   projectApiKey: string;
   personalApiKey: string;
   /** fetch against the running server, JSON in and out; Bearer key defaults to the admin key */
-  api: (method: string, path: string, body?: unknown, key?: string | null) => Promise<{ status: number; body: any; text: string }>;
+  api: (
+    method: string,
+    path: string,
+    body?: unknown,
+    key?: string | null,
+  ) => Promise<{ status: number; body: any; text: string }>;
   close: () => Promise<void>;
 }>;
 
 /**
  * The real service on a fresh database over real HTTP: what a client sees.
  */
-export async function startTestService(env: Record<string, string> = {}, options: { databaseUrl?: string; dataDir?: string } = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: { databaseUrl?: string; dataDir?: string } = {},
+): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -41,11 +49,20 @@ export async function startTestService(env: Record<string, string> = {}, options
   const service = await createService(config);
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const projectId = await accessReader(service.stores.pool).firstProjectId();
-  const api: TestService['api'] = async (method, p, body, key = config.initPersonalApiKey ?? null) => {
+  const api: TestService['api'] = async (
+    method,
+    p,
+    body,
+    key = config.initPersonalApiKey ?? null,
+  ) => {
     const headers: Record<string, string> = {};
     if (key) headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${url}${p}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${url}${p}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
     const text = await res.text();
     let parsed: unknown;
     try {

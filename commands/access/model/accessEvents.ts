@@ -3,13 +3,31 @@ import type { Event } from '../../../src/core/event.ts';
 /** Access control is event-sourced like everything else: who could do what, and since when, is in the log. */
 export type ProjectCreated = Event<
   'ProjectCreated',
-  { projectId: number; name: string; apiKeyHash: string; apiKeyMask: string; createdByUserId: number; createdAt: string }
+  {
+    projectId: number;
+    name: string;
+    apiKeyHash: string;
+    apiKeyMask: string;
+    createdByUserId: number;
+    createdAt: string;
+  }
 >;
 /** level follows PostHog's membership levels: 1 member, 8 admin, 15 owner */
-export type ProjectMemberAdded = Event<'ProjectMemberAdded', { projectId: number; userId: number; level: number }>;
+export type ProjectMemberAdded = Event<
+  'ProjectMemberAdded',
+  { projectId: number; userId: number; level: number }
+>;
 export type UserCreated = Event<
   'UserCreated',
-  { userId: number; uuid: string; distinctId: string; email: string; firstName: string; lastName: string; createdAt: string }
+  {
+    userId: number;
+    uuid: string;
+    distinctId: string;
+    email: string;
+    firstName: string;
+    lastName: string;
+    createdAt: string;
+  }
 >;
 export type PersonalApiKeyCreated = Event<
   'PersonalApiKeyCreated',
@@ -27,9 +45,18 @@ export type PersonalApiKeyCreated = Event<
 >;
 export type RoleCreated = Event<
   'RoleCreated',
-  { roleId: string; name: string; featureFlagsAccessLevel: number; createdByUserId: number | null; createdAt: string }
+  {
+    roleId: string;
+    name: string;
+    featureFlagsAccessLevel: number;
+    createdByUserId: number | null;
+    createdAt: string;
+  }
 >;
-export type RoleMemberAdded = Event<'RoleMemberAdded', { roleId: string; userId: number; addedAt: string }>;
+export type RoleMemberAdded = Event<
+  'RoleMemberAdded',
+  { roleId: string; userId: number; addedAt: string }
+>;
 
 export type AccessEvent =
   | ProjectCreated

@@ -113,7 +113,8 @@ export function takeElementsChain(properties: Record<string, unknown>): {
   properties: Record<string, unknown>;
 } {
   const { $elements_chain: chain, $elements: elements, ...rest } = properties;
-  const elementsChain = typeof chain === 'string' && chain !== '' ? chain : elementsToChain(elements);
+  const elementsChain =
+    typeof chain === 'string' && chain !== '' ? chain : elementsToChain(elements);
   return { elementsChain, properties: rest };
 }
 
@@ -151,7 +152,11 @@ function parseElement(elString: string, order: number): ElementView {
   if (tagPart) {
     const dot = tagPart.indexOf('.');
     element.tag_name = dot === -1 ? tagPart : tagPart.slice(0, dot);
-    if (dot !== -1) element.attr_class = tagPart.slice(dot + 1).split('.').filter((cls) => cls !== '');
+    if (dot !== -1)
+      element.attr_class = tagPart
+        .slice(dot + 1)
+        .split('.')
+        .filter((cls) => cls !== '');
   }
   for (const attribute of attrsPart.matchAll(PARSE_ATTRIBUTES)) {
     const key = attribute[1]!;

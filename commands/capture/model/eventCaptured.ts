@@ -42,5 +42,6 @@ export type IngestionWarningRecorded = Event<'IngestionWarningRecorded', Ingesti
 
 export const CAPTURE_CATEGORY = 'capture';
 /** Captured events are grouped per distinct id: the order PostHog guarantees (token:distinct_id). */
-export const captureStream = (projectId: number, distinctId: string) => `${CAPTURE_CATEGORY}-${projectId}:${distinctId}`;
+export const captureStream = (projectId: number, distinctId: string) =>
+  `${CAPTURE_CATEGORY}-${projectId}:${distinctId}`;
 export const ingestionWarningStream = (projectId: number) => `ingestion_warning-${projectId}`;

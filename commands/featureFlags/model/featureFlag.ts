@@ -16,23 +16,44 @@ export type FlagFields = {
 };
 export type FlagField = keyof FlagFields;
 export const flagFieldNames: readonly FlagField[] = [
-  'name', 'key', 'filters', 'active', 'ensure_experience_continuity', 'rollback_conditions',
-  'performed_rollback', 'tags', 'analytics_dashboards', 'has_enriched_analytics',
+  'name',
+  'key',
+  'filters',
+  'active',
+  'ensure_experience_continuity',
+  'rollback_conditions',
+  'performed_rollback',
+  'tags',
+  'analytics_dashboards',
+  'has_enriched_analytics',
 ];
 
 export type FeatureFlagCreated = Event<
   'FeatureFlagCreated',
-  { flagId: number; projectId: number; fields: FlagFields; deleted: boolean; createdAt: string; createdByUserId: number | null }
+  {
+    flagId: number;
+    projectId: number;
+    fields: FlagFields;
+    deleted: boolean;
+    createdAt: string;
+    createdByUserId: number | null;
+  }
 >;
 /** carries only the fields whose value changed, with their new values */
-export type FeatureFlagPatched = Event<'FeatureFlagPatched', { flagId: number; changes: Partial<FlagFields> }>;
+export type FeatureFlagPatched = Event<
+  'FeatureFlagPatched',
+  { flagId: number; changes: Partial<FlagFields> }
+>;
 export type FeatureFlagSoftDeleted = Event<'FeatureFlagSoftDeleted', { flagId: number }>;
 export type FeatureFlagRestored = Event<'FeatureFlagRestored', { flagId: number }>;
 export type RoleAccessGranted = Event<
   'RoleAccessGranted',
   { flagId: number; roleAccessId: number; roleId: string; addedAt: string }
 >;
-export type RoleAccessRevoked = Event<'RoleAccessRevoked', { flagId: number; roleAccessId: number; roleId: string }>;
+export type RoleAccessRevoked = Event<
+  'RoleAccessRevoked',
+  { flagId: number; roleAccessId: number; roleId: string }
+>;
 
 export type FeatureFlagEvent =
   | FeatureFlagCreated
@@ -43,8 +64,12 @@ export type FeatureFlagEvent =
   | RoleAccessRevoked;
 
 export const featureFlagEventTypes: readonly FeatureFlagEvent['type'][] = [
-  'FeatureFlagCreated', 'FeatureFlagPatched', 'FeatureFlagSoftDeleted', 'FeatureFlagRestored',
-  'RoleAccessGranted', 'RoleAccessRevoked',
+  'FeatureFlagCreated',
+  'FeatureFlagPatched',
+  'FeatureFlagSoftDeleted',
+  'FeatureFlagRestored',
+  'RoleAccessGranted',
+  'RoleAccessRevoked',
 ];
 
 export const FEATURE_FLAG_CATEGORY = 'feature_flag';
@@ -84,12 +109,18 @@ export function evolveFlag(state: FeatureFlagState, event: FeatureFlagEvent): Fe
   }
   return match(event)
     .with({ type: 'FeatureFlagCreated' }, () => state)
-    .with({ type: 'FeatureFlagPatched' }, (e) => ({ ...state, fields: { ...state.fields, ...e.data.changes } }))
+    .with({ type: 'FeatureFlagPatched' }, (e) => ({
+      ...state,
+      fields: { ...state.fields, ...e.data.changes },
+    }))
     .with({ type: 'FeatureFlagSoftDeleted' }, () => ({ ...state, deleted: true }))
     .with({ type: 'FeatureFlagRestored' }, () => ({ ...state, deleted: false }))
     .with({ type: 'RoleAccessGranted' }, (e) => ({
       ...state,
-      roleAccess: [...state.roleAccess, { roleAccessId: e.data.roleAccessId, roleId: e.data.roleId, addedAt: e.data.addedAt }],
+      roleAccess: [
+        ...state.roleAccess,
+        { roleAccessId: e.data.roleAccessId, roleId: e.data.roleId, addedAt: e.data.addedAt },
+      ],
     }))
     .with({ type: 'RoleAccessRevoked' }, (e) => ({
       ...state,

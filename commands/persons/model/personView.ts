@@ -4,8 +4,14 @@ import { z } from 'zod';
 export const PersonView = z
   .object({
     id: z.number().int(),
-    name: z.string().describe('display name: email, name or username properties, else a distinct id, else the id'),
-    distinct_ids: z.array(z.string()).describe('non-anonymous (non-UUID-looking) ids first, each part oldest first'),
+    name: z
+      .string()
+      .describe(
+        'display name: email, name or username properties, else a distinct id, else the id',
+      ),
+    distinct_ids: z
+      .array(z.string())
+      .describe('non-anonymous (non-UUID-looking) ids first, each part oldest first'),
     properties: z.record(z.string(), z.unknown()),
     is_identified: z.boolean(),
     created_at: z.string(),
@@ -32,15 +38,33 @@ export const isAnonymousId = (id: string) => ANONYMOUS.test(id);
 export const sortDistinctIds = (ids: readonly string[]): string[] =>
   [...ids].sort((a, b) => Number(isAnonymousId(a)) - Number(isAnonymousId(b)));
 
-export const DISPLAY_NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName'] as const;
+export const DISPLAY_NAME_PROPERTIES = [
+  'email',
+  'Email',
+  '$email',
+  'name',
+  'Name',
+  'username',
+  'Username',
+  'UserName',
+] as const;
 
 /** Python truthiness, as PostHog's `if person_properties.get(property)` reads it. */
 const truthy = (v: unknown) =>
-  v !== undefined && v !== null && v !== false && v !== 0 && v !== '' &&
-  !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
+  v !== undefined &&
+  v !== null &&
+  v !== false &&
+  v !== 0 &&
+  v !== '' &&
+  !(Array.isArray(v) && v.length === 0) &&
+  !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
 
 /** capture.md §4.1 display-name rule (no per-project display properties are configured here). */
-export function displayName(id: number, properties: Record<string, unknown>, distinctIds: readonly string[]): string {
+export function displayName(
+  id: number,
+  properties: Record<string, unknown>,
+  distinctIds: readonly string[],
+): string {
   for (const key of DISPLAY_NAME_PROPERTIES) {
     const v = properties[key];
     if (truthy(v)) return typeof v === 'string' ? v : JSON.stringify(v);

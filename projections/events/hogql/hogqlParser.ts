@@ -20,7 +20,17 @@
  */
 import { HogQLError, type Token, tokenize } from './hogqlTokenizer.ts';
 
-export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'like' | 'ilike' | 'not like' | 'not ilike';
+export type CompareOp =
+  | '='
+  | '!='
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | 'like'
+  | 'ilike'
+  | 'not like'
+  | 'not ilike';
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
 export type Expr =
@@ -36,15 +46,49 @@ export type Expr =
   | { kind: 'neg'; expr: Expr };
 
 /** Keywords that cannot stand as bare field names. */
-const RESERVED = new Set(['and', 'or', 'not', 'in', 'is', 'null', 'like', 'ilike', 'true', 'false', 'as', 'distinct', 'asc', 'desc']);
+const RESERVED = new Set([
+  'and',
+  'or',
+  'not',
+  'in',
+  'is',
+  'null',
+  'like',
+  'ilike',
+  'true',
+  'false',
+  'as',
+  'distinct',
+  'asc',
+  'desc',
+]);
 /** Full-HogQL constructs outside the subset, named in the error. */
 const UNSUPPORTED_KEYWORDS = new Map<string, string>([
   ...['select', 'from', 'join', 'union', 'with'].map((k) => [k, 'subqueries'] as [string, string]),
-  ...['where', 'group', 'having', 'order', 'limit', 'offset', 'by'].map((k) => [k, 'clauses inside an expression'] as [string, string]),
-  ['case', 'CASE expressions'], ['when', 'CASE expressions'], ['then', 'CASE expressions'], ['else', 'CASE expressions'], ['end', 'CASE expressions'],
-  ['between', 'BETWEEN'], ['interval', 'INTERVAL'], ['global', 'GLOBAL IN'], ['over', 'window functions'], ['lambda', 'lambdas'],
+  ...['where', 'group', 'having', 'order', 'limit', 'offset', 'by'].map(
+    (k) => [k, 'clauses inside an expression'] as [string, string],
+  ),
+  ['case', 'CASE expressions'],
+  ['when', 'CASE expressions'],
+  ['then', 'CASE expressions'],
+  ['else', 'CASE expressions'],
+  ['end', 'CASE expressions'],
+  ['between', 'BETWEEN'],
+  ['interval', 'INTERVAL'],
+  ['global', 'GLOBAL IN'],
+  ['over', 'window functions'],
+  ['lambda', 'lambdas'],
 ]);
-const COMPARE: Record<string, CompareOp> = { '=': '=', '==': '=', '!=': '!=', '<>': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const COMPARE: Record<string, CompareOp> = {
+  '=': '=',
+  '==': '=',
+  '!=': '!=',
+  '<>': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+};
 
 const MAX_DEPTH = 64;
 
@@ -67,7 +111,9 @@ class Parser {
   }
   fail(t: Token = this.peek): never {
     if (t.kind === 'ident' && !t.quoted && UNSUPPORTED_KEYWORDS.has(t.value.toLowerCase())) {
-      throw new HogQLError(`Unsupported HogQL: ${UNSUPPORTED_KEYWORDS.get(t.value.toLowerCase())} ("${t.value}" at position ${t.pos})`);
+      throw new HogQLError(
+        `Unsupported HogQL: ${UNSUPPORTED_KEYWORDS.get(t.value.toLowerCase())} ("${t.value}" at position ${t.pos})`,
+      );
     }
     throw new HogQLError(`Unexpected ${this.describe(t)} at position ${t.pos}`);
   }
@@ -93,7 +139,8 @@ class Parser {
   }
   alias(): string {
     const t = this.next();
-    if (t.kind !== 'ident' || (!t.quoted && RESERVED.has(t.value.toLowerCase()))) return this.fail(t);
+    if (t.kind !== 'ident' || (!t.quoted && RESERVED.has(t.value.toLowerCase())))
+      return this.fail(t);
     return t.value;
   }
   expectEnd(): void {
@@ -101,7 +148,8 @@ class Parser {
   }
 
   expr(): Expr {
-    if (++this.depth > MAX_DEPTH) throw new HogQLError(`Expression nested too deeply (over ${MAX_DEPTH} levels)`);
+    if (++this.depth > MAX_DEPTH)
+      throw new HogQLError(`Expression nested too deeply (over ${MAX_DEPTH} levels)`);
     const e = this.or();
     this.depth--;
     return e;
@@ -117,7 +165,12 @@ class Parser {
     return args.length === 1 ? args[0]! : { kind: 'and', args };
   }
   private not(): Expr {
-    if (this.isKeyword('not') && !this.isKeyword('in', 1) && !this.isKeyword('like', 1) && !this.isKeyword('ilike', 1)) {
+    if (
+      this.isKeyword('not') &&
+      !this.isKeyword('in', 1) &&
+      !this.isKeyword('like', 1) &&
+      !this.isKeyword('ilike', 1)
+    ) {
       this.i++;
       return { kind: 'not', expr: this.not() };
     }
@@ -135,10 +188,14 @@ class Parser {
       if (!this.acceptKeyword('null')) this.fail();
       return { kind: 'isNull', negated, expr: left };
     }
-    const negated = this.isKeyword('not') && (this.isKeyword('in', 1) || this.isKeyword('like', 1) || this.isKeyword('ilike', 1));
+    const negated =
+      this.isKeyword('not') &&
+      (this.isKeyword('in', 1) || this.isKeyword('like', 1) || this.isKeyword('ilike', 1));
     if (negated) this.i++;
-    if (this.acceptKeyword('like')) return { kind: 'compare', op: negated ? 'not like' : 'like', left, right: this.additive() };
-    if (this.acceptKeyword('ilike')) return { kind: 'compare', op: negated ? 'not ilike' : 'ilike', left, right: this.additive() };
+    if (this.acceptKeyword('like'))
+      return { kind: 'compare', op: negated ? 'not like' : 'like', left, right: this.additive() };
+    if (this.acceptKeyword('ilike'))
+      return { kind: 'compare', op: negated ? 'not ilike' : 'ilike', left, right: this.additive() };
     if (this.acceptKeyword('in')) {
       this.expectOp('(');
       const list = [this.expr()];
@@ -167,7 +224,8 @@ class Parser {
   private unary(): Expr {
     if (this.acceptOp('-')) {
       const inner = this.unary();
-      if (inner.kind === 'constant' && typeof inner.value === 'number') return { kind: 'constant', value: -inner.value };
+      if (inner.kind === 'constant' && typeof inner.value === 'number')
+        return { kind: 'constant', value: -inner.value };
       return { kind: 'neg', expr: inner };
     }
     return this.primary();
@@ -178,7 +236,8 @@ class Parser {
     if (t.kind === 'string') return { kind: 'constant', value: t.value };
     if (t.kind === 'op' && t.value === '(') {
       const inner = this.expr();
-      if (this.isOp(',')) throw new HogQLError(`Unsupported HogQL: tuples (position ${this.peek.pos})`);
+      if (this.isOp(','))
+        throw new HogQLError(`Unsupported HogQL: tuples (position ${this.peek.pos})`);
       this.expectOp(')');
       return inner;
     }
@@ -204,7 +263,8 @@ class Parser {
       while (this.acceptOp(',')) args.push(this.expr());
       this.expectOp(')');
     }
-    if (this.isOp('(')) throw new HogQLError(`Unsupported HogQL: parametric functions (position ${this.peek.pos})`);
+    if (this.isOp('('))
+      throw new HogQLError(`Unsupported HogQL: parametric functions (position ${this.peek.pos})`);
     return { kind: 'call', name, args, distinct, star: false };
   }
   private field(first: string): Expr {
@@ -217,7 +277,8 @@ class Parser {
         else this.fail(t);
       } else if (this.acceptOp('[')) {
         const t = this.next();
-        if (t.kind !== 'string') throw new HogQLError(`Expected a quoted key inside [...] at position ${t.pos}`);
+        if (t.kind !== 'string')
+          throw new HogQLError(`Expected a quoted key inside [...] at position ${t.pos}`);
         chain.push(t.value);
         this.expectOp(']');
       } else {

@@ -25,15 +25,51 @@ export type Token =
   | { kind: 'op'; value: string; pos: number }
   | { kind: 'eof'; pos: number };
 
-const OPERATORS = ['==', '!=', '<>', '<=', '>=', '=', '<', '>', '+', '-', '*', '/', '%', '(', ')', ',', '.', '[', ']'];
+const OPERATORS = [
+  '==',
+  '!=',
+  '<>',
+  '<=',
+  '>=',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '(',
+  ')',
+  ',',
+  '.',
+  '[',
+  ']',
+];
 /** Operators of full HogQL that this subset leaves out, named in the error. */
 const UNSUPPORTED = ['->', '::', '||', '?', ':', '{', '}', ';', '!', '|', '&', '^', '~', '#', '@'];
 
 const isIdentStart = (c: string) => /[A-Za-z_$]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_$]/.test(c);
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f', '\\': '\\', "'": "'", '"': '"', '`': '`' };
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '0': '\0',
+  b: '\b',
+  f: '\f',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '`': '`',
+};
 
-function readQuoted(text: string, start: number, quote: string, what: string): { value: string; end: number } {
+function readQuoted(
+  text: string,
+  start: number,
+  quote: string,
+  what: string,
+): { value: string; end: number } {
   let value = '';
   let i = start + 1;
   while (i < text.length) {
@@ -67,7 +103,8 @@ export function tokenize(text: string): Token[] {
       i++;
       continue;
     }
-    if (c === '-' && text[i + 1] === '-') throw new HogQLError(`Comments are not supported (position ${i})`);
+    if (c === '-' && text[i + 1] === '-')
+      throw new HogQLError(`Comments are not supported (position ${i})`);
     if (c === "'") {
       const { value, end } = readQuoted(text, i, "'", 'string');
       tokens.push({ kind: 'string', value, pos: i });
@@ -82,7 +119,8 @@ export function tokenize(text: string): Token[] {
     }
     const number = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(text.slice(i));
     if (number && (c !== '.' || tokens.at(-1)?.kind !== 'ident')) {
-      if (isIdentPart(text[i + number[0].length] ?? '')) throw new HogQLError(`Invalid number at position ${i}`);
+      if (isIdentPart(text[i + number[0].length] ?? ''))
+        throw new HogQLError(`Invalid number at position ${i}`);
       tokens.push({ kind: 'number', value: Number(number[0]), text: number[0], pos: i });
       i += number[0].length;
       continue;
@@ -95,9 +133,12 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     // longest match first, so "->" is refused while "-" is fine, and "!=" accepted while "!" is not
-    const op = [...OPERATORS, ...UNSUPPORTED].filter((o) => text.startsWith(o, i)).sort((a, b) => b.length - a.length)[0];
+    const op = [...OPERATORS, ...UNSUPPORTED]
+      .filter((o) => text.startsWith(o, i))
+      .sort((a, b) => b.length - a.length)[0];
     if (!op) throw new HogQLError(`Unexpected character "${c}" at position ${i}`);
-    if (UNSUPPORTED.includes(op)) throw new HogQLError(`Unsupported operator "${op}" at position ${i}`);
+    if (UNSUPPORTED.includes(op))
+      throw new HogQLError(`Unsupported operator "${op}" at position ${i}`);
     tokens.push({ kind: 'op', value: op, pos: i });
     i += op.length;
   }

@@ -18,7 +18,13 @@ import { DeciderSpecification } from '../../support/deciderSpec.ts';
 const AT = '2024-05-01T10:00:00.000Z';
 const ROLE_ID = '0190a0b0-0000-7000-8000-000000000037';
 
-const conflict = (what: string) => ({ kind: 'conflict', code: 'already_exists', detail: `${what} already exists.`, attr: null }) as const;
+const conflict = (what: string) =>
+  ({
+    kind: 'conflict',
+    code: 'already_exists',
+    detail: `${what} already exists.`,
+    attr: null,
+  }) as const;
 
 describe('projectDecider', () => {
   const given = DeciderSpecification.for(projectDecider);
@@ -31,40 +37,55 @@ describe('projectDecider', () => {
     createdAt: AT,
   };
   const projectCreated: ProjectCreated = { type: 'ProjectCreated', data: projectData };
-  const member = (userId: number, level = 1): ProjectMemberAdded => ({ type: 'ProjectMemberAdded', data: { projectId: 1, userId, level } });
+  const member = (userId: number, level = 1): ProjectMemberAdded => ({
+    type: 'ProjectMemberAdded',
+    data: { projectId: 1, userId, level },
+  });
 
   it('creates a project', () => {
     given([]).when({ type: 'CreateProject', data: projectData }).then([projectCreated]);
   });
 
   it('fails with a conflict when the project already exists', () => {
-    given([projectCreated]).when({ type: 'CreateProject', data: { ...projectData, name: 'Other' } }).thenFails(conflict('Project'));
+    given([projectCreated])
+      .when({ type: 'CreateProject', data: { ...projectData, name: 'Other' } })
+      .thenFails(conflict('Project'));
   });
 
   it('adds a member', () => {
-    given([projectCreated]).when({ type: 'AddProjectMember', data: member(100, 8).data }).then([member(100, 8)]);
+    given([projectCreated])
+      .when({ type: 'AddProjectMember', data: member(100, 8).data })
+      .then([member(100, 8)]);
   });
 
   it('adds a second, different member', () => {
-    given([projectCreated, member(100, 8)]).when({ type: 'AddProjectMember', data: member(101).data }).then([member(101)]);
+    given([projectCreated, member(100, 8)])
+      .when({ type: 'AddProjectMember', data: member(101).data })
+      .then([member(101)]);
   });
 
   it('produces no events when the user already is a member', () => {
-    given([projectCreated, member(100)]).when({ type: 'AddProjectMember', data: member(100).data }).thenNothing();
+    given([projectCreated, member(100)])
+      .when({ type: 'AddProjectMember', data: member(100).data })
+      .thenNothing();
   });
 
   // Existing behaviour, pinned: a repeated add is idempotent even with a different level, so it
   // cannot be used to promote a member.
   it('ignores a repeated add with another level', () => {
-    given([projectCreated, member(100, 1)]).when({ type: 'AddProjectMember', data: member(100, 8).data }).thenNothing();
+    given([projectCreated, member(100, 1)])
+      .when({ type: 'AddProjectMember', data: member(100, 8).data })
+      .thenNothing();
   });
 
   it('reports adding a member to an absent project as not found', () => {
-    given([]).when({ type: 'AddProjectMember', data: member(100).data }).thenFails({
-      kind: 'not_found',
-      code: 'not_found',
-      detail: 'Project not found.',
-    });
+    given([])
+      .when({ type: 'AddProjectMember', data: member(100).data })
+      .thenFails({
+        kind: 'not_found',
+        code: 'not_found',
+        detail: 'Project not found.',
+      });
   });
 
   it('folds membership into state', () => {
@@ -122,11 +143,15 @@ describe('personalApiKeyDecider', () => {
 
   it('creates a project-scoped key as given', () => {
     const scoped = { ...data, scopedProjectIds: [1, 2] };
-    given([]).when({ type: 'CreatePersonalApiKey', data: scoped }).then([{ type: 'PersonalApiKeyCreated', data: scoped }]);
+    given([])
+      .when({ type: 'CreatePersonalApiKey', data: scoped })
+      .then([{ type: 'PersonalApiKeyCreated', data: scoped }]);
   });
 
   it('fails with a conflict when the key already exists', () => {
-    given([keyCreated]).when({ type: 'CreatePersonalApiKey', data }).thenFails(conflict('Personal API key'));
+    given([keyCreated])
+      .when({ type: 'CreatePersonalApiKey', data })
+      .thenFails(conflict('Personal API key'));
   });
 });
 
@@ -140,46 +165,65 @@ describe('roleDecider', () => {
     createdAt: AT,
   });
   const roleCreated = (level = 37): RoleCreated => ({ type: 'RoleCreated', data: roleData(level) });
-  const member = (userId: number): RoleMemberAdded => ({ type: 'RoleMemberAdded', data: { roleId: ROLE_ID, userId, addedAt: AT } });
+  const member = (userId: number): RoleMemberAdded => ({
+    type: 'RoleMemberAdded',
+    data: { roleId: ROLE_ID, userId, addedAt: AT },
+  });
 
   it.each([21, 37])('creates a role with flag access level %i', (level) => {
-    given([]).when({ type: 'CreateRole', data: roleData(level) }).then([roleCreated(level)]);
+    given([])
+      .when({ type: 'CreateRole', data: roleData(level) })
+      .then([roleCreated(level)]);
   });
 
   it.each([0, 1, 8, 15, 20, 22, 36, 38])('rejects flag access level %i', (level) => {
-    given([]).when({ type: 'CreateRole', data: roleData(level) }).thenFails({
-      kind: 'validation',
-      code: 'invalid_input',
-      attr: 'feature_flags_access_level',
-      detail: 'Access level must be 21 (view) or 37 (edit).',
-    });
+    given([])
+      .when({ type: 'CreateRole', data: roleData(level) })
+      .thenFails({
+        kind: 'validation',
+        code: 'invalid_input',
+        attr: 'feature_flags_access_level',
+        detail: 'Access level must be 21 (view) or 37 (edit).',
+      });
   });
 
   it('fails with a conflict when the role already exists', () => {
-    given([roleCreated()]).when({ type: 'CreateRole', data: roleData(21) }).thenFails(conflict('Role'));
+    given([roleCreated()])
+      .when({ type: 'CreateRole', data: roleData(21) })
+      .thenFails(conflict('Role'));
   });
 
   it('reports an existing role as a conflict even when the new level is invalid', () => {
-    given([roleCreated()]).when({ type: 'CreateRole', data: roleData(5) }).thenFails({ kind: 'conflict' });
+    given([roleCreated()])
+      .when({ type: 'CreateRole', data: roleData(5) })
+      .thenFails({ kind: 'conflict' });
   });
 
   it('adds a member', () => {
-    given([roleCreated()]).when({ type: 'AddRoleMember', data: member(100).data }).then([member(100)]);
+    given([roleCreated()])
+      .when({ type: 'AddRoleMember', data: member(100).data })
+      .then([member(100)]);
   });
 
   it('produces no events when the user already is a member', () => {
-    given([roleCreated(), member(100)]).when({ type: 'AddRoleMember', data: member(100).data }).thenNothing();
+    given([roleCreated(), member(100)])
+      .when({ type: 'AddRoleMember', data: member(100).data })
+      .thenNothing();
   });
 
   it('adds another member after the first', () => {
-    given([roleCreated(), member(100)]).when({ type: 'AddRoleMember', data: member(101).data }).then([member(101)]);
+    given([roleCreated(), member(100)])
+      .when({ type: 'AddRoleMember', data: member(101).data })
+      .then([member(101)]);
   });
 
   it('reports adding a member to an absent role as not found', () => {
-    given([]).when({ type: 'AddRoleMember', data: member(100).data }).thenFails({
-      kind: 'not_found',
-      code: 'not_found',
-      detail: 'Role not found.',
-    });
+    given([])
+      .when({ type: 'AddRoleMember', data: member(100).data })
+      .thenFails({
+        kind: 'not_found',
+        code: 'not_found',
+        detail: 'Role not found.',
+      });
   });
 });

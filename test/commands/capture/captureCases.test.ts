@@ -43,14 +43,17 @@ const KNOWN_TOKENS = new Set([
 
 /** Body limits are enforced by the HTTP layer (Fastify bodyLimit → 413) before any of this code runs. */
 const HTTP_LAYER: Record<string, string> = {
-  django_body_over_upload_limit: 'body over the 20 MB limit: 413 comes from the route body limit, before decoding',
-  rust_non_batch_body_over_2mb: 'body over the 2 MiB single-event limit: 413 comes from the route body limit, before decoding',
+  django_body_over_upload_limit:
+    'body over the 20 MB limit: 413 comes from the route body limit, before decoding',
+  rust_non_batch_body_over_2mb:
+    'body over the 2 MiB single-event limit: 413 comes from the route body limit, before decoding',
 };
 
 function buildBody(c: Case): Buffer | undefined {
   if (c.body_base64 !== undefined) return Buffer.from(c.body_base64, 'base64');
   let body = c.body;
-  for (const [placeholder, { char, count }] of Object.entries(c.body_expand ?? {})) body = body.replace(placeholder, char.repeat(count));
+  for (const [placeholder, { char, count }] of Object.entries(c.body_expand ?? {}))
+    body = body.replace(placeholder, char.repeat(count));
   // A GET with an empty body has no body at all.
   if (c.method === 'GET' && body === '') return undefined;
   return Buffer.from(body, 'utf8');
@@ -71,10 +74,19 @@ describe('capture_cases.json', () => {
     }
     it(`${c.name} → ${expected}`, () => {
       const result = runCapturePipeline(
-        request({ method: c.method, path: c.path, query: c.query, headers: c.headers, body: buildBody(c) }),
+        request({
+          method: c.method,
+          path: c.path,
+          query: c.query,
+          headers: c.headers,
+          body: buildBody(c),
+        }),
         KNOWN_TOKENS,
       );
-      expect(Math.floor(result.status / 100), 'failure' in result ? result.bodyText : 'accepted').toBe(Math.floor(expected / 100));
+      expect(
+        Math.floor(result.status / 100),
+        'failure' in result ? result.bodyText : 'accepted',
+      ).toBe(Math.floor(expected / 100));
       expect(result.status).toBe(expected);
       if ('failure' in result && expected === c.expected_status) {
         if (c.expected_json) expect(JSON.parse(result.bodyText)).toEqual(c.expected_json);
@@ -88,13 +100,28 @@ describe('capture_cases.json', () => {
 describe('capture_cases.json, event contents', () => {
   const run = (name: string) => {
     const c = cases.find((x) => x.name === name)!;
-    return accepted(runCapturePipeline(request({ method: c.method, path: c.path, query: c.query, headers: c.headers, body: buildBody(c) }), KNOWN_TOKENS));
+    return accepted(
+      runCapturePipeline(
+        request({
+          method: c.method,
+          path: c.path,
+          query: c.query,
+          headers: c.headers,
+          body: buildBody(c),
+        }),
+        KNOWN_TOKENS,
+      ),
+    );
   };
 
   it('engage without a name becomes $identify with the stringified $distinct_id and top-level $set merged', () => {
     for (const name of ['django_engage_get_becomes_identify', 'rust_engage_without_event_name']) {
       const [e] = run(name);
-      expect(e).toMatchObject({ event: '$identify', distinctId: '3', properties: { $set: { $os: 'Mac OS X' } } });
+      expect(e).toMatchObject({
+        event: '$identify',
+        distinctId: '3',
+        properties: { $set: { $os: 'Mac OS X' } },
+      });
     }
   });
 
@@ -123,12 +150,20 @@ describe('capture_cases.json, event contents', () => {
 
   it('posthog-js 1.78 form request: $identify with the client uuid, sent_at from `_` ms', () => {
     const [e] = run('rust_django_compat_posthog_js_1_78_form_base64');
-    expect(e).toMatchObject({ event: '$identify', uuid: '018a981f-4b35-7c66-825e-8b0eeae65714', sentAt: '2023-09-15T09:15:02.325Z', ip: '127.0.0.1' });
+    expect(e).toMatchObject({
+      event: '$identify',
+      uuid: '018a981f-4b35-7c66-825e-8b0eeae65714',
+      sentAt: '2023-09-15T09:15:02.325Z',
+      ip: '127.0.0.1',
+    });
   });
 
   it('historical migration flag and $elements passed through', () => {
     const c = cases.find((x) => x.name === 'django_historical_migration_batch_in_form_data')!;
-    const r = runCapturePipeline(request({ method: c.method, path: c.path, headers: c.headers, body: buildBody(c) }), KNOWN_TOKENS);
+    const r = runCapturePipeline(
+      request({ method: c.method, path: c.path, headers: c.headers, body: buildBody(c) }),
+      KNOWN_TOKENS,
+    );
     expect(r.status).toBe(200);
     expect('historicalMigration' in r && r.historicalMigration).toBe(true);
     expect(accepted(r)[0]!.properties.$elements).toHaveLength(2);
@@ -139,7 +174,12 @@ describe('capture_cases.json, event contents', () => {
   });
 
   it('dropped events do not stop the others in the batch', () => {
-    expect(run('django_batch_one_event_missing_distinct_id').map((e) => e.event)).toEqual(['event1', 'event3', 'event4', 'event5']);
+    expect(run('django_batch_one_event_missing_distinct_id').map((e) => e.event)).toEqual([
+      'event1',
+      'event3',
+      'event4',
+      'event5',
+    ]);
   });
 
   it('batch sent_at skew correction: 11:00:00 sent at 12:00:10, received at NOW', () => {

@@ -15,10 +15,24 @@ describe('uuid', () => {
 
   it('parseUuid: hyphenated, simple, braced, urn; canonical lower case', () => {
     const canonical = '0190a0b0-0000-7000-8000-00000000abcd';
-    for (const s of [canonical, canonical.toUpperCase(), canonical.replace(/-/g, ''), `{${canonical}}`, `urn:uuid:${canonical}`, ` ${canonical} `]) {
+    for (const s of [
+      canonical,
+      canonical.toUpperCase(),
+      canonical.replace(/-/g, ''),
+      `{${canonical}}`,
+      `urn:uuid:${canonical}`,
+      ` ${canonical} `,
+    ]) {
       expect(parseUuid(s)).toBe(canonical);
     }
-    for (const s of ['', 'x', canonical.slice(1), `${canonical}0`, canonical.replace('a', 'g'), '0190a0b0-0000-7000-8000_00000000abcd']) {
+    for (const s of [
+      '',
+      'x',
+      canonical.slice(1),
+      `${canonical}0`,
+      canonical.replace('a', 'g'),
+      '0190a0b0-0000-7000-8000_00000000abcd',
+    ]) {
       expect(parseUuid(s)).toBeNull();
     }
   });
@@ -36,7 +50,18 @@ describe('parseCaptureTimestamp', () => {
   });
 
   it('rejects what Date.parse would guess at', () => {
-    for (const s of ['', ' ', 'Tuesday', '2024', '2024-06', 'June 2, 2024', '2024-06-02T10:00:00+25:00', null, undefined, []]) {
+    for (const s of [
+      '',
+      ' ',
+      'Tuesday',
+      '2024',
+      '2024-06',
+      'June 2, 2024',
+      '2024-06-02T10:00:00+25:00',
+      null,
+      undefined,
+      [],
+    ]) {
       // '2024' is a numeric epoch (1970) rather than a year; everything else must not parse.
       if (s === '2024') continue;
       expect(parseCaptureTimestamp(s)).toBeNull();
@@ -44,8 +69,12 @@ describe('parseCaptureTimestamp', () => {
   });
 
   it('leap days and fractional seconds', () => {
-    expect(parseCaptureTimestamp('2024-02-29T23:59:59.9999Z')?.toISOString()).toBe('2024-02-29T23:59:59.999Z');
+    expect(parseCaptureTimestamp('2024-02-29T23:59:59.9999Z')?.toISOString()).toBe(
+      '2024-02-29T23:59:59.999Z',
+    );
     expect(parseCaptureTimestamp('2023-02-29T00:00:00Z')).toBeNull();
-    expect(parseCaptureTimestamp('2024-06-02T02:00:00,5+00:00')?.toISOString()).toBe('2024-06-02T02:00:00.500Z');
+    expect(parseCaptureTimestamp('2024-06-02T02:00:00,5+00:00')?.toISOString()).toBe(
+      '2024-06-02T02:00:00.500Z',
+    );
   });
 });

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  clientIp,
   COUNTRIES,
+  clientIp,
   GEOIP_FIELDS,
+  type GeoIp,
   geoipProperties,
   openGeoIp,
   shouldSkipGeoip,
-  type GeoIp,
 } from '../../../commands/capture/geoip.ts';
 
 let geo: GeoIp;
@@ -40,7 +40,10 @@ describe('openGeoIp().lookup', () => {
   });
 
   it('finds IPv6 addresses in the IPv6 database', () => {
-    expect(geo.lookup('2001:4860:4860::8888')).toMatchObject({ country_code: 'US', continent_code: 'NA' });
+    expect(geo.lookup('2001:4860:4860::8888')).toMatchObject({
+      country_code: 'US',
+      continent_code: 'NA',
+    });
     expect(geo.lookup('2001:67c:2e8:22::c100:68b')).toMatchObject({
       country_code: 'NL',
       country_name: 'Netherlands',
@@ -50,7 +53,11 @@ describe('openGeoIp().lookup', () => {
 
   it('returns city, postal code and both subdivision names where the data has them', () => {
     const fields = geo.lookup('81.2.69.142');
-    expect(fields).toMatchObject({ country_code: 'GB', country_name: 'United Kingdom', subdivision_1_name: 'England' });
+    expect(fields).toMatchObject({
+      country_code: 'GB',
+      country_name: 'United Kingdom',
+      subdivision_1_name: 'England',
+    });
     expect(typeof fields?.city_name).toBe('string');
     expect(typeof fields?.postal_code).toBe('string');
     expect(typeof fields?.subdivision_2_name).toBe('string');
@@ -75,10 +82,15 @@ describe('openGeoIp().lookup', () => {
     (ip) => expect(geo.lookup(ip)).toBeNull(),
   );
 
-  it.each(['', 'not-an-ip', '999.1.1.1', '8.8.8', '8.8.8.8:80', 'gggg::1', '[2001:4860:4860::8888]'])(
-    'returns null for the invalid string %j',
-    (ip) => expect(geo.lookup(ip)).toBeNull(),
-  );
+  it.each([
+    '',
+    'not-an-ip',
+    '999.1.1.1',
+    '8.8.8',
+    '8.8.8.8:80',
+    'gggg::1',
+    '[2001:4860:4860::8888]',
+  ])('returns null for the invalid string %j', (ip) => expect(geo.lookup(ip)).toBeNull());
 
   it('opens the databases once and answers lookups fast', async () => {
     expect(await openGeoIp()).toBe(geo);
@@ -91,7 +103,11 @@ describe('openGeoIp().lookup', () => {
 describe('COUNTRIES', () => {
   it('covers every ISO country MaxMind lists, with MaxMind names', () => {
     expect(COUNTRIES.size).toBe(250);
-    expect(COUNTRIES.get('DE')).toEqual({ name: 'Germany', continentCode: 'EU', continentName: 'Europe' });
+    expect(COUNTRIES.get('DE')).toEqual({
+      name: 'Germany',
+      continentCode: 'EU',
+      continentName: 'Europe',
+    });
     expect(COUNTRIES.get('CD')?.name).toBe('Congo (DRC)');
     expect(COUNTRIES.get('BQ')?.name).toBe('Bonaire, Sint Eustatius and Saba');
     expect(COUNTRIES.get('AQ')?.continentCode).toBe('AN');
@@ -101,7 +117,12 @@ describe('COUNTRIES', () => {
 });
 
 describe('geoipProperties', () => {
-  const fields = { city_name: 'Paris', country_code: 'FR', latitude: 48.8582, postal_code: '75001' };
+  const fields = {
+    city_name: 'Paris',
+    country_code: 'FR',
+    latitude: 48.8582,
+    postal_code: '75001',
+  };
 
   it('writes $geoip_*, $set.$geoip_* and $set_once.$initial_geoip_* for each field found', () => {
     expect(geoipProperties(fields)).toEqual({
@@ -178,18 +199,24 @@ describe('shouldSkipGeoip', () => {
 
 describe('clientIp', () => {
   it('takes the first X-Forwarded-For hop', () => {
-    expect(clientIp({ 'x-forwarded-for': '203.0.113.7, 10.0.0.1, 10.0.0.2' }, '10.0.0.3')).toBe('203.0.113.7');
+    expect(clientIp({ 'x-forwarded-for': '203.0.113.7, 10.0.0.1, 10.0.0.2' }, '10.0.0.3')).toBe(
+      '203.0.113.7',
+    );
   });
 
   it('strips an IPv4 port but keeps IPv6 addresses whole', () => {
-    expect(clientIp({ 'x-forwarded-for': '203.0.113.7:51234, 10.0.0.1' }, undefined)).toBe('203.0.113.7');
+    expect(clientIp({ 'x-forwarded-for': '203.0.113.7:51234, 10.0.0.1' }, undefined)).toBe(
+      '203.0.113.7',
+    );
     expect(clientIp({ 'x-forwarded-for': '2001:db8::1, 10.0.0.1' }, undefined)).toBe('2001:db8::1');
     expect(clientIp({ 'x-forwarded-for': '[2001:db8::1]:443' }, undefined)).toBe('2001:db8::1');
   });
 
   it('reads the header case-insensitively and accepts repeated headers', () => {
     expect(clientIp({ 'X-Forwarded-For': '198.51.100.1' }, undefined)).toBe('198.51.100.1');
-    expect(clientIp({ 'x-forwarded-for': ['198.51.100.2', '10.0.0.1'] }, undefined)).toBe('198.51.100.2');
+    expect(clientIp({ 'x-forwarded-for': ['198.51.100.2', '10.0.0.1'] }, undefined)).toBe(
+      '198.51.100.2',
+    );
   });
 
   it('falls back to the socket address, unmapping IPv4-mapped IPv6', () => {

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { type NormalizeContext, normalizeCapturedEvent } from '../../../commands/capture/normalizeCapturedEvent.ts';
+import {
+  type NormalizeContext,
+  normalizeCapturedEvent,
+} from '../../../commands/capture/normalizeCapturedEvent.ts';
 
 const NOW = new Date('2023-01-01T12:00:00.000Z');
-const ctx = (over: Partial<NormalizeContext> = {}): NormalizeContext => ({ projectId: 7, now: NOW, sentAt: undefined, ip: '203.0.113.7', path: '/e', ...over });
+const ctx = (over: Partial<NormalizeContext> = {}): NormalizeContext => ({
+  projectId: 7,
+  now: NOW,
+  sentAt: undefined,
+  ip: '203.0.113.7',
+  path: '/e',
+  ...over,
+});
 const norm = (item: Record<string, unknown>, c = ctx()) => normalizeCapturedEvent(item, c);
 const accepted = (item: Record<string, unknown>, c = ctx()) => {
   const r = norm(item, c);
@@ -14,7 +24,14 @@ const ev = (extra: Record<string, unknown> = {}) => ({ event: 'e', distinct_id: 
 
 describe('normalizeCapturedEvent: the whole record', () => {
   it('fills every field of EventCaptured', () => {
-    const r = accepted(ev({ uuid: '0190A0B0-0000-7000-8000-000000000037', properties: { a: 1 }, timestamp: '2023-01-01T11:00:00Z' }), ctx({ sentAt: '2023-01-01T12:00:10Z' }));
+    const r = accepted(
+      ev({
+        uuid: '0190A0B0-0000-7000-8000-000000000037',
+        properties: { a: 1 },
+        timestamp: '2023-01-01T11:00:00Z',
+      }),
+      ctx({ sentAt: '2023-01-01T12:00:10Z' }),
+    );
     expect(r).toEqual({
       kind: 'accepted',
       warnings: [],
@@ -43,15 +60,25 @@ describe('normalizeCapturedEvent: the whole record', () => {
 
 describe('normalizeCapturedEvent: event name (decision 1)', () => {
   it('missing or null → dropped with a warning; empty → dropped', () => {
-    for (const item of [{ distinct_id: 'd' }, { event: null, distinct_id: 'd', uuid: '0190a0b0-0000-7000-8000-000000000037' }]) {
+    for (const item of [
+      { distinct_id: 'd' },
+      { event: null, distinct_id: 'd', uuid: '0190a0b0-0000-7000-8000-000000000037' },
+    ]) {
       const r = norm(item);
       expect(r.kind).toBe('dropped');
       expect(r.kind === 'dropped' && r.warning.type).toBe('skipping_event_invalid_event_name');
     }
-    expect(norm({ event: null, distinct_id: 'd', uuid: '0190a0b0-0000-7000-8000-000000000037' })).toMatchObject({
-      warning: { details: { eventUuid: '0190a0b0-0000-7000-8000-000000000037', reason: 'missing' } },
+    expect(
+      norm({ event: null, distinct_id: 'd', uuid: '0190a0b0-0000-7000-8000-000000000037' }),
+    ).toMatchObject({
+      warning: {
+        details: { eventUuid: '0190a0b0-0000-7000-8000-000000000037', reason: 'missing' },
+      },
     });
-    expect(norm(ev({ event: '' }))).toMatchObject({ kind: 'dropped', warning: { details: { reason: 'empty' } } });
+    expect(norm(ev({ event: '' }))).toMatchObject({
+      kind: 'dropped',
+      warning: { details: { reason: 'empty' } },
+    });
   });
 
   it('nameless on /engage (with or without trailing slash) is $identify', () => {
@@ -70,9 +97,16 @@ describe('normalizeCapturedEvent: event name (decision 1)', () => {
 
 describe('normalizeCapturedEvent: distinct id (capture.md §2.3)', () => {
   it('distinct_id, then $distinct_id, then properties.distinct_id; null falls through', () => {
-    expect(data({ event: 'e', distinct_id: 'a', $distinct_id: 'b', properties: { distinct_id: 'c' } }).distinctId).toBe('a');
-    expect(data({ event: 'e', $distinct_id: 'b', properties: { distinct_id: 'c' } }).distinctId).toBe('b');
-    expect(data({ event: 'e', distinct_id: null, properties: { distinct_id: 'c' } }).distinctId).toBe('c');
+    expect(
+      data({ event: 'e', distinct_id: 'a', $distinct_id: 'b', properties: { distinct_id: 'c' } })
+        .distinctId,
+    ).toBe('a');
+    expect(
+      data({ event: 'e', $distinct_id: 'b', properties: { distinct_id: 'c' } }).distinctId,
+    ).toBe('b');
+    expect(
+      data({ event: 'e', distinct_id: null, properties: { distinct_id: 'c' } }).distinctId,
+    ).toBe('c');
   });
 
   it.each([
@@ -87,9 +121,21 @@ describe('normalizeCapturedEvent: distinct id (capture.md §2.3)', () => {
   });
 
   it('missing / null / empty → dropped with skipping_event_invalid_distinct_id', () => {
-    expect(norm({ event: 'e' })).toMatchObject({ kind: 'dropped', warning: { type: 'skipping_event_invalid_distinct_id', details: { reason: 'missing', eventName: 'e' } } });
-    expect(norm(ev({ distinct_id: null }))).toMatchObject({ kind: 'dropped', warning: { details: { reason: 'null' } } });
-    expect(norm(ev({ distinct_id: '' }))).toMatchObject({ kind: 'dropped', warning: { details: { reason: 'empty' } } });
+    expect(norm({ event: 'e' })).toMatchObject({
+      kind: 'dropped',
+      warning: {
+        type: 'skipping_event_invalid_distinct_id',
+        details: { reason: 'missing', eventName: 'e' },
+      },
+    });
+    expect(norm(ev({ distinct_id: null }))).toMatchObject({
+      kind: 'dropped',
+      warning: { details: { reason: 'null' } },
+    });
+    expect(norm(ev({ distinct_id: '' }))).toMatchObject({
+      kind: 'dropped',
+      warning: { details: { reason: 'empty' } },
+    });
   });
 
   it('NUL becomes U+FFFD; cut to 200 characters', () => {
@@ -109,10 +155,18 @@ describe('normalizeCapturedEvent: uuid', () => {
 
 describe('normalizeCapturedEvent: properties (§3.1)', () => {
   it('top-level $set / $set_once are merged in, top-level keys winning', () => {
-    const d = data(ev({ properties: { $set: { a: 1, b: 1 }, $set_once: 'junk' }, $set: { b: 2 }, $set_once: { c: 3 } }));
+    const d = data(
+      ev({
+        properties: { $set: { a: 1, b: 1 }, $set_once: 'junk' },
+        $set: { b: 2 },
+        $set_once: { c: 3 },
+      }),
+    );
     expect(d.properties.$set).toEqual({ a: 1, b: 2 });
     expect(d.properties.$set_once).toEqual({ c: 3 });
-    expect(data(ev({ properties: { $set: { a: 1 } }, $set: 'not an object' })).properties.$set).toEqual({ a: 1 });
+    expect(
+      data(ev({ properties: { $set: { a: 1 } }, $set: 'not an object' })).properties.$set,
+    ).toEqual({ a: 1 });
     expect(data(ev()).properties).not.toHaveProperty('$set');
   });
 
@@ -138,18 +192,27 @@ describe('normalizeCapturedEvent: timestamp (§2.5)', () => {
   });
 
   it('timestamp without sent_at is taken as sent', () => {
-    expect(ts(ev({ timestamp: '2023-01-01T09:30:00.123456+02:00' })).data.timestamp).toBe('2023-01-01T07:30:00.123Z');
+    expect(ts(ev({ timestamp: '2023-01-01T09:30:00.123456+02:00' })).data.timestamp).toBe(
+      '2023-01-01T07:30:00.123Z',
+    );
   });
 
   it('$ignore_sent_at keeps the timestamp as sent (and $sent_at is still recorded)', () => {
-    const r = ts(ev({ timestamp: '2023-01-01T11:00:00Z', properties: { $ignore_sent_at: true } }), ctx({ sentAt: '2023-01-01T12:00:10Z' }));
+    const r = ts(
+      ev({ timestamp: '2023-01-01T11:00:00Z', properties: { $ignore_sent_at: true } }),
+      ctx({ sentAt: '2023-01-01T12:00:10Z' }),
+    );
     expect(r.data.timestamp).toBe('2023-01-01T11:00:00.000Z');
     expect(r.data.properties.$sent_at).toBe('2023-01-01T12:00:10.000Z');
   });
 
   it('offset overrides the timestamp, 0 included', () => {
-    expect(ts(ev({ timestamp: '2020-01-01T00:00:00Z', offset: 1500 })).data.timestamp).toBe('2023-01-01T11:59:58.500Z');
-    expect(ts(ev({ timestamp: '2020-01-01T00:00:00Z', offset: 0 })).data.timestamp).toBe('2023-01-01T12:00:00.000Z');
+    expect(ts(ev({ timestamp: '2020-01-01T00:00:00Z', offset: 1500 })).data.timestamp).toBe(
+      '2023-01-01T11:59:58.500Z',
+    );
+    expect(ts(ev({ timestamp: '2020-01-01T00:00:00Z', offset: 0 })).data.timestamp).toBe(
+      '2023-01-01T12:00:00.000Z',
+    );
   });
 
   it('more than 23 hours ahead → now with event_timestamp_in_future; exactly 23 hours is kept', () => {
@@ -158,23 +221,42 @@ describe('normalizeCapturedEvent: timestamp (§2.5)', () => {
     expect(r.warnings).toEqual([
       {
         type: 'event_timestamp_in_future',
-        details: expect.objectContaining({ eventUuid: r.data.uuid, timestamp: '2023-01-02T11:00:00.001Z', result: '2023-01-02T11:00:00.001Z', now: '2023-01-01T12:00:00.000Z' }),
+        details: expect.objectContaining({
+          eventUuid: r.data.uuid,
+          timestamp: '2023-01-02T11:00:00.001Z',
+          result: '2023-01-02T11:00:00.001Z',
+          now: '2023-01-01T12:00:00.000Z',
+        }),
       },
     ]);
-    expect(ts(ev({ timestamp: '2023-01-02T11:00:00Z' })).data.timestamp).toBe('2023-01-02T11:00:00.000Z');
+    expect(ts(ev({ timestamp: '2023-01-02T11:00:00Z' })).data.timestamp).toBe(
+      '2023-01-02T11:00:00.000Z',
+    );
   });
 
   it('an unparseable timestamp → now with ignored_invalid_timestamp', () => {
     const r = ts(ev({ timestamp: 'last tuesday' }));
     expect(r.data.timestamp).toBe('2023-01-01T12:00:00.000Z');
-    expect(r.warnings).toEqual([{ type: 'ignored_invalid_timestamp', details: { eventUuid: r.data.uuid, field: 'timestamp', value: 'last tuesday', reason: 'unparseable' } }]);
+    expect(r.warnings).toEqual([
+      {
+        type: 'ignored_invalid_timestamp',
+        details: {
+          eventUuid: r.data.uuid,
+          field: 'timestamp',
+          value: 'last tuesday',
+          reason: 'unparseable',
+        },
+      },
+    ]);
   });
 
   it('an unparseable sent_at → warning, no skew correction, no $sent_at', () => {
     const r = ts(ev({ timestamp: '2023-01-01T11:00:00Z' }), ctx({ sentAt: 'soon' }));
     expect(r.data).toMatchObject({ timestamp: '2023-01-01T11:00:00.000Z', sentAt: null });
     expect(r.data.properties).not.toHaveProperty('$sent_at');
-    expect(r.warnings).toMatchObject([{ type: 'ignored_invalid_timestamp', details: { field: 'sent_at', value: 'soon' } }]);
+    expect(r.warnings).toMatchObject([
+      { type: 'ignored_invalid_timestamp', details: { field: 'sent_at', value: 'soon' } },
+    ]);
   });
 
   it.each([
@@ -192,13 +274,28 @@ describe('normalizeCapturedEvent: timestamp (§2.5)', () => {
     expect(ts(ev({ timestamp: input })).data.timestamp).toBe(expected);
   });
 
-  it.each(['2022-02-30T10:00:00Z', '2022-13-01', '2022-12-31T25:00:00Z', '12:00', 'Dec 2022', true, {}])('timestamp %j does not parse', (input) => {
-    expect(ts(ev({ timestamp: input })).warnings.map((w) => w.type)).toEqual(['ignored_invalid_timestamp']);
+  it.each([
+    '2022-02-30T10:00:00Z',
+    '2022-13-01',
+    '2022-12-31T25:00:00Z',
+    '12:00',
+    'Dec 2022',
+    true,
+    {},
+  ])('timestamp %j does not parse', (input) => {
+    expect(ts(ev({ timestamp: input })).warnings.map((w) => w.type)).toEqual([
+      'ignored_invalid_timestamp',
+    ]);
   });
 
   it('a skew-corrected result before year 0 → now with a warning', () => {
-    const r = ts(ev({ timestamp: '0000-01-01T00:00:00Z' }), ctx({ sentAt: '9999-01-01T00:00:00Z' }));
+    const r = ts(
+      ev({ timestamp: '0000-01-01T00:00:00Z' }),
+      ctx({ sentAt: '9999-01-01T00:00:00Z' }),
+    );
     expect(r.data.timestamp).toBe('2023-01-01T12:00:00.000Z');
-    expect(r.warnings).toMatchObject([{ type: 'ignored_invalid_timestamp', details: { reason: 'out of bounds' } }]);
+    expect(r.warnings).toMatchObject([
+      { type: 'ignored_invalid_timestamp', details: { reason: 'out of bounds' } },
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  addAutomaticPersonProperties,
   AUTOMATIC_PERSON_PROPERTY_KEYS,
+  addAutomaticPersonProperties,
   initialKey,
 } from '../../../commands/capture/personPropertiesFromEvent.ts';
 
@@ -93,11 +93,13 @@ describe('addAutomaticPersonProperties', () => {
   });
 
   it('replaces a malformed $set / $set_once once something is copied', () => {
-    expect(addAutomaticPersonProperties({ utm_source: 'x', $set: 'oops', $set_once: [1] })).toEqual({
-      utm_source: 'x',
-      $set: { utm_source: 'x' },
-      $set_once: { $initial_utm_source: 'x' },
-    });
+    expect(addAutomaticPersonProperties({ utm_source: 'x', $set: 'oops', $set_once: [1] })).toEqual(
+      {
+        utm_source: 'x',
+        $set: { utm_source: 'x' },
+        $set_once: { $initial_utm_source: 'x' },
+      },
+    );
   });
 
   it('copies a null into $set (clears the latest touch) but never into $set_once', () => {
@@ -136,7 +138,12 @@ describe('addAutomaticPersonProperties', () => {
 
   it('does not lift device OS from an $is_server event, but keeps campaign params', () => {
     expect(
-      addAutomaticPersonProperties({ $is_server: true, $os: 'Linux', $os_version: '5.15.0', utm_source: 'newsletter' }),
+      addAutomaticPersonProperties({
+        $is_server: true,
+        $os: 'Linux',
+        $os_version: '5.15.0',
+        utm_source: 'newsletter',
+      }),
     ).toEqual({
       $is_server: true,
       $os: 'Linux',
@@ -156,9 +163,17 @@ describe('addAutomaticPersonProperties', () => {
     ['client mobile via $os_name', { $lib: 'posthog-ios', $os_name: 'iOS' }, 'iOS'],
     ['no $is_server is treated as client', { $os: 'Linux' }, 'Linux'],
     ['$is_server false is treated as client', { $os: 'Linux', $is_server: false }, 'Linux'],
-    ['$is_server "true" (string) is treated as client', { $os: 'Linux', $is_server: 'true' }, 'Linux'],
+    [
+      '$is_server "true" (string) is treated as client',
+      { $os: 'Linux', $is_server: 'true' },
+      'Linux',
+    ],
     ['$is_server true skips $os', { $os: 'Linux', $is_server: true }, undefined],
-    ['$is_server true skips regardless of lib', { $lib: 'web', $os: 'Linux', $is_server: true }, undefined],
+    [
+      '$is_server true skips regardless of lib',
+      { $lib: 'web', $os: 'Linux', $is_server: true },
+      undefined,
+    ],
   ])('maps $os to $initial_os unless $is_server is true: %s', (_desc, properties, expected) => {
     const result = addAutomaticPersonProperties({ ...properties });
     const setOnce = result.$set_once as Record<string, unknown> | undefined;
@@ -169,7 +184,9 @@ describe('addAutomaticPersonProperties', () => {
 
   it('covers every key of the current list with the $initial_ naming', () => {
     expect(AUTOMATIC_PERSON_PROPERTY_KEYS).toHaveLength(44);
-    const properties = Object.fromEntries(AUTOMATIC_PERSON_PROPERTY_KEYS.map((key) => [key, `v${key}`]));
+    const properties = Object.fromEntries(
+      AUTOMATIC_PERSON_PROPERTY_KEYS.map((key) => [key, `v${key}`]),
+    );
     const result = addAutomaticPersonProperties(properties);
     const setOnce = result.$set_once as Record<string, unknown>;
     expect(setOnce.$initial_raw_user_agent).toBe('v$raw_user_agent');
@@ -182,7 +199,10 @@ describe('addAutomaticPersonProperties', () => {
   });
 
   it('ignores inherited keys and keys not on the list', () => {
-    const properties = Object.assign(Object.create({ $browser: 'inherited' }) as object, { $lib: 'web', email: 'a@b.c' });
+    const properties = Object.assign(Object.create({ $browser: 'inherited' }) as object, {
+      $lib: 'web',
+      email: 'a@b.c',
+    });
     expect(addAutomaticPersonProperties(properties)).toEqual({ $lib: 'web', email: 'a@b.c' });
   });
 });

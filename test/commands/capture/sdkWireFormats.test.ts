@@ -2,7 +2,7 @@ import { gzipSync as zlibGzip } from 'node:zlib';
 import { gzipSync, strToU8 } from 'fflate';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { NOW, accepted, request, runCapturePipeline } from './capturePipeline.ts';
+import { accepted, NOW, request, runCapturePipeline } from './capturePipeline.ts';
 
 /**
  * Requests built the way PostHog's SDKs build them (capture.md §1.5, §1.6), with the libraries they use: fflate for
@@ -15,7 +15,12 @@ const SENT_AT = '2024-06-02T02:09:58.000Z'; // the client's clock is 2 s behind 
 const jsEvent = (n: number) => ({
   uuid: `0190a0b0-0000-7000-8000-00000000000${n}`,
   event: '$pageview',
-  properties: { token: KEY, distinct_id: 'anon-1', $lib: 'web', $current_url: 'https://example.com/\u{1F913}' },
+  properties: {
+    token: KEY,
+    distinct_id: 'anon-1',
+    $lib: 'web',
+    $current_url: 'https://example.com/\u{1F913}',
+  },
   timestamp: '2024-06-02T02:09:50.000Z',
 });
 const jsBatch = [jsEvent(1), jsEvent(2)];
@@ -28,24 +33,45 @@ const events = (opts: Parameters<typeof request>[0]) => accepted(run(opts));
 describe('posthog-js', () => {
   it('1.200: gzip-js array to /e/ with ip, _ and ver in the query', () => {
     const body = Buffer.from(gzipSync(strToU8(JSON.stringify(jsBatch)), { mtime: 0 }));
-    const got = events({ path: '/e/', query: `ip=1&_=${Date.parse(SENT_AT)}&ver=1.200.0&compression=gzip-js`, headers: { 'Content-Type': 'text/plain' }, body });
+    const got = events({
+      path: '/e/',
+      query: `ip=1&_=${Date.parse(SENT_AT)}&ver=1.200.0&compression=gzip-js`,
+      headers: { 'Content-Type': 'text/plain' },
+      body,
+    });
     expect(got.map((e) => e.uuid)).toEqual([jsEvent(1).uuid, jsEvent(2).uuid]);
     // skew correction with `_` as sent_at: 02:09:50 on a clock 2 s slow → 02:09:52
-    expect(got[0]).toMatchObject({ distinctId: 'anon-1', timestamp: '2024-06-02T02:09:52.000Z', sentAt: SENT_AT });
+    expect(got[0]).toMatchObject({
+      distinctId: 'anon-1',
+      timestamp: '2024-06-02T02:09:52.000Z',
+      sentAt: SENT_AT,
+    });
     expect(got[0]!.properties.$current_url).toBe('https://example.com/\u{1F913}');
   });
 
   it('≥ 1.398.2: gzip without any hint; ≥ 1.407.3: batch envelope with sent_at, to /i/v0/e/', () => {
     const envelope = { api_key: KEY, batch: jsBatch, sent_at: SENT_AT };
     const body = Buffer.from(gzipSync(strToU8(JSON.stringify(envelope)), { mtime: 0 }));
-    const got = events({ path: '/i/v0/e/', query: 'retry_count=1', headers: { 'Content-Type': 'text/plain' }, body });
+    const got = events({
+      path: '/i/v0/e/',
+      query: 'retry_count=1',
+      headers: { 'Content-Type': 'text/plain' },
+      body,
+    });
     expect(got).toHaveLength(2);
     expect(got[1]).toMatchObject({ timestamp: '2024-06-02T02:09:52.000Z', sentAt: SENT_AT });
   });
 
   it('base64 mode: data=<encodeURIComponent(base64(JSON))> with compression=base64', () => {
     const body = `data=${encodeURIComponent(base64(JSON.stringify(jsBatch)))}`;
-    expect(events({ path: '/e/', query: `compression=base64&_=${Date.parse(SENT_AT)}`, headers: form, body })).toHaveLength(2);
+    expect(
+      events({
+        path: '/e/',
+        query: `compression=base64&_=${Date.parse(SENT_AT)}`,
+        headers: form,
+        body,
+      }),
+    ).toHaveLength(2);
   });
 
   it('sendBeacon on unload: base64 form, beacon=1 → 204', () => {
@@ -61,7 +87,13 @@ describe('posthog-js', () => {
   });
 
   it('uncompressed JSON', () => {
-    expect(events({ path: '/e/', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(jsBatch) })).toHaveLength(2);
+    expect(
+      events({
+        path: '/e/',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(jsBatch),
+      }),
+    ).toHaveLength(2);
   });
 });
 
@@ -79,20 +111,48 @@ const nodeMessage = {
 describe('posthog-node', () => {
   it('v4 json mode: /batch/ envelope', () => {
     const body = JSON.stringify({ api_key: KEY, batch: [nodeMessage], sent_at: SENT_AT });
-    const [e] = events({ path: '/batch/', headers: { 'Content-Type': 'application/json', 'User-Agent': 'posthog-node/4.18.0' }, body });
-    expect(e).toMatchObject({ event: 'order placed', distinctId: 'user-42', timestamp: '2024-06-02T02:09:57.000Z', uuid: nodeMessage.uuid });
+    const [e] = events({
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json', 'User-Agent': 'posthog-node/4.18.0' },
+      body,
+    });
+    expect(e).toMatchObject({
+      event: 'order placed',
+      distinctId: 'user-42',
+      timestamp: '2024-06-02T02:09:57.000Z',
+      uuid: nodeMessage.uuid,
+    });
   });
 
   it('v4 form mode: /e/?ip=1&_=…&v=…, data=<lz-string base64>&compression=lz64 in the form', () => {
     const payload = JSON.stringify({ api_key: KEY, batch: [nodeMessage], sent_at: SENT_AT });
     const body = `data=${encodeURIComponent(LZString.compressToBase64(payload))}&compression=lz64`;
-    const [e] = events({ path: '/e/', query: `ip=1&_=${Date.parse(SENT_AT)}&v=4.18.0`, headers: form, body });
-    expect(e).toMatchObject({ distinctId: 'user-42', sentAt: SENT_AT, properties: { total: 12.5, $geoip_disable: true } });
+    const [e] = events({
+      path: '/e/',
+      query: `ip=1&_=${Date.parse(SENT_AT)}&v=4.18.0`,
+      headers: form,
+      body,
+    });
+    expect(e).toMatchObject({
+      distinctId: 'user-42',
+      sentAt: SENT_AT,
+      properties: { total: 12.5, $geoip_disable: true },
+    });
   });
 
   it('v5: /batch/ gzipped with Content-Encoding: gzip', () => {
-    const body = zlibGzip(JSON.stringify({ api_key: KEY, batch: [nodeMessage, { ...nodeMessage, uuid: undefined }], sent_at: SENT_AT }));
-    const got = events({ path: '/batch/', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body });
+    const body = zlibGzip(
+      JSON.stringify({
+        api_key: KEY,
+        batch: [nodeMessage, { ...nodeMessage, uuid: undefined }],
+        sent_at: SENT_AT,
+      }),
+    );
+    const got = events({
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body,
+    });
     expect(got).toHaveLength(2);
     expect(got[1]!.uuid).not.toBe(nodeMessage.uuid);
   });
@@ -101,23 +161,49 @@ describe('posthog-node', () => {
 describe('other senders', () => {
   it('posthog-python: gzip, camelCase sentAt (not read, so no skew correction), NaN written by json.dumps', () => {
     const text = `{"batch": [{"event": "e", "distinct_id": "py", "properties": {"ratio": NaN}, "timestamp": "2024-06-02T02:00:00+00:00"}], "api_key": "${KEY}", "sentAt": "2024-06-02T03:00:00+00:00"}`;
-    const [e] = events({ path: '/batch/', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: zlibGzip(text) });
-    expect(e).toMatchObject({ timestamp: '2024-06-02T02:00:00.000Z', sentAt: null, properties: { ratio: null } });
+    const [e] = events({
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: zlibGzip(text),
+    });
+    expect(e).toMatchObject({
+      timestamp: '2024-06-02T02:00:00.000Z',
+      sentAt: null,
+      properties: { ratio: null },
+    });
   });
 
   it('curl -d with the default form content type, api-spec /capture/ shape with a space-separated timestamp', () => {
-    const body = JSON.stringify({ api_key: KEY, event: 'signed up', distinct_id: 'u1', properties: { plan: 'pro' }, timestamp: '2024-06-01 10:00:00.123456' });
+    const body = JSON.stringify({
+      api_key: KEY,
+      event: 'signed up',
+      distinct_id: 'u1',
+      properties: { plan: 'pro' },
+      timestamp: '2024-06-01 10:00:00.123456',
+    });
     const [e] = events({ path: '/capture/', headers: form, body });
-    expect(e).toMatchObject({ event: 'signed up', distinctId: 'u1', timestamp: '2024-06-01T10:00:00.123Z', receivedAt: NOW.toISOString() });
+    expect(e).toMatchObject({
+      event: 'signed up',
+      distinctId: 'u1',
+      timestamp: '2024-06-01T10:00:00.123Z',
+      receivedAt: NOW.toISOString(),
+    });
   });
 
   it('Mixpanel-style GET /track?data=<base64>', () => {
-    const data = base64(JSON.stringify({ event: 'clicked', properties: { token: KEY, distinct_id: 'mx' } }));
-    expect(events({ method: 'GET', path: '/track/', query: `data=${encodeURIComponent(data)}&ip=1` })).toMatchObject([{ event: 'clicked', distinctId: 'mx' }]);
+    const data = base64(
+      JSON.stringify({ event: 'clicked', properties: { token: KEY, distinct_id: 'mx' } }),
+    );
+    expect(
+      events({ method: 'GET', path: '/track/', query: `data=${encodeURIComponent(data)}&ip=1` }),
+    ).toMatchObject([{ event: 'clicked', distinctId: 'mx' }]);
   });
 
   it('an unknown but well-formed key → 401 invalid_api_key', () => {
-    const r = run({ path: '/batch/', body: JSON.stringify({ api_key: 'phc_unknown', batch: [nodeMessage] }) });
+    const r = run({
+      path: '/batch/',
+      body: JSON.stringify({ api_key: 'phc_unknown', batch: [nodeMessage] }),
+    });
     expect(r).toMatchObject({ status: 401, failure: { code: 'invalid_api_key', attr: null } });
   });
 });

@@ -1,4 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import {
+  type CreateFeatureFlag,
+  featureFlagDecider,
+  type GrantRoleAccess,
+  type PatchFeatureFlag,
+  type RevokeRoleAccess,
+} from '../../../commands/featureFlags/featureFlagDecider.ts';
 import type { FlagEditor } from '../../../commands/featureFlags/model/canEditFlag.ts';
 import type {
   FeatureFlagCreated,
@@ -7,13 +14,6 @@ import type {
   FlagFields,
   RoleAccessGranted,
 } from '../../../commands/featureFlags/model/featureFlag.ts';
-import {
-  type CreateFeatureFlag,
-  type GrantRoleAccess,
-  type PatchFeatureFlag,
-  type RevokeRoleAccess,
-  featureFlagDecider,
-} from '../../../commands/featureFlags/featureFlagDecider.ts';
 import { DeciderSpecification } from '../../support/deciderSpec.ts';
 
 const given = DeciderSpecification.for(featureFlagDecider);
@@ -61,7 +61,10 @@ const created = (overrides: Partial<FeatureFlagCreated['data']> = {}): FeatureFl
     ...overrides,
   },
 });
-const patched = (changes: Partial<FlagFields>): FeatureFlagEvent => ({ type: 'FeatureFlagPatched', data: { flagId: FLAG_ID, changes } });
+const patched = (changes: Partial<FlagFields>): FeatureFlagEvent => ({
+  type: 'FeatureFlagPatched',
+  data: { flagId: FLAG_ID, changes },
+});
 const softDeleted: FeatureFlagEvent = { type: 'FeatureFlagSoftDeleted', data: { flagId: FLAG_ID } };
 const restored: FeatureFlagEvent = { type: 'FeatureFlagRestored', data: { flagId: FLAG_ID } };
 const granted = (roleAccessId: number, roleId: string): RoleAccessGranted => ({
@@ -87,7 +90,10 @@ const editRoleMember = editor(400, 1, [[EDIT_ROLE, 37]]);
 const viewRoleMember = editor(401, 1, [[VIEW_ROLE, 21]]);
 const unlistedEditRoleMember = editor(402, 1, [[UNLISTED_ROLE, 37]]);
 /** member of a listed role whose level is view, and of an unlisted one whose level is edit */
-const mixedMember = editor(403, 1, [[VIEW_ROLE, 21], [UNLISTED_ROLE, 37]]);
+const mixedMember = editor(403, 1, [
+  [VIEW_ROLE, 21],
+  [UNLISTED_ROLE, 37],
+]);
 
 // ---- commands ----
 const create = (overrides: Partial<CreateFeatureFlag> = {}): CreateFeatureFlag => ({
@@ -101,7 +107,10 @@ const create = (overrides: Partial<CreateFeatureFlag> = {}): CreateFeatureFlag =
   keyTaken: false,
   ...overrides,
 });
-const patch = (changes: PatchFeatureFlag['changes'], overrides: Partial<PatchFeatureFlag> = {}): PatchFeatureFlag => ({
+const patch = (
+  changes: PatchFeatureFlag['changes'],
+  overrides: Partial<PatchFeatureFlag> = {},
+): PatchFeatureFlag => ({
   type: 'PatchFeatureFlag',
   projectId: PROJECT_ID,
   changes,
@@ -109,7 +118,11 @@ const patch = (changes: PatchFeatureFlag['changes'], overrides: Partial<PatchFea
   keyTaken: false,
   ...overrides,
 });
-const grant = (roleAccessId: number, roleId: string, overrides: Partial<GrantRoleAccess> = {}): GrantRoleAccess => ({
+const grant = (
+  roleAccessId: number,
+  roleId: string,
+  overrides: Partial<GrantRoleAccess> = {},
+): GrantRoleAccess => ({
   type: 'GrantRoleAccess',
   projectId: PROJECT_ID,
   roleAccessId,
@@ -119,7 +132,10 @@ const grant = (roleAccessId: number, roleId: string, overrides: Partial<GrantRol
   at: GRANTED_AT,
   ...overrides,
 });
-const revoke = (roleAccessId: number, overrides: Partial<RevokeRoleAccess> = {}): RevokeRoleAccess => ({
+const revoke = (
+  roleAccessId: number,
+  overrides: Partial<RevokeRoleAccess> = {},
+): RevokeRoleAccess => ({
   type: 'RevokeRoleAccess',
   projectId: PROJECT_ID,
   roleAccessId,
@@ -127,15 +143,34 @@ const revoke = (roleAccessId: number, overrides: Partial<RevokeRoleAccess> = {})
   ...overrides,
 });
 
-const forbidden = { kind: 'forbidden', code: 'permission_denied', detail: "You don't have edit permissions for this feature flag." } as const;
+const forbidden = {
+  kind: 'forbidden',
+  code: 'permission_denied',
+  detail: "You don't have edit permissions for this feature flag.",
+} as const;
 const notFound = { kind: 'not_found', code: 'not_found', attr: null } as const;
-const keyTaken = { kind: 'validation', code: 'unique', attr: 'key', detail: 'There is already a feature flag with this key.' } as const;
+const keyTaken = {
+  kind: 'validation',
+  code: 'unique',
+  attr: 'key',
+  detail: 'There is already a feature flag with this key.',
+} as const;
 
 describe('featureFlagDecider: CreateFeatureFlag', () => {
   it('creates a flag, storing filters in normalized form', () => {
     const rawFilters = {
-      groups: [{ properties: [{ key: 'email', value: 'x', operator: 'exact', type: 'person' }], rollout_percentage: 50 }],
-      multivariate: { variants: [{ key: 'a', rollout_percentage: 60 }, { key: 'b', rollout_percentage: 40 }] },
+      groups: [
+        {
+          properties: [{ key: 'email', value: 'x', operator: 'exact', type: 'person' }],
+          rollout_percentage: 50,
+        },
+      ],
+      multivariate: {
+        variants: [
+          { key: 'a', rollout_percentage: 60 },
+          { key: 'b', rollout_percentage: 40 },
+        ],
+      },
       payloads: { a: { colour: 'blue' }, b: '"plain"' },
     };
     given([])
@@ -151,7 +186,12 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
                   aggregation_group_type_index: null,
                 },
               ],
-              multivariate: { variants: [{ key: 'a', rollout_percentage: 60 }, { key: 'b', rollout_percentage: 40 }] },
+              multivariate: {
+                variants: [
+                  { key: 'a', rollout_percentage: 60 },
+                  { key: 'b', rollout_percentage: 40 },
+                ],
+              },
               payloads: { a: '{"colour": "blue"}', b: '"plain"' },
               aggregation_group_type_index: null,
             },
@@ -178,25 +218,46 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
   });
 
   it.each([
-    ['spaces and punctuation', 'bad key!', 'invalid_key', 'Only letters, numbers, hyphens (-) & underscores (_) are allowed.'],
+    [
+      'spaces and punctuation',
+      'bad key!',
+      'invalid_key',
+      'Only letters, numbers, hyphens (-) & underscores (_) are allowed.',
+    ],
     ['blank', '   ', 'blank', 'This field may not be blank.'],
-    ['too long', 'k'.repeat(401), 'max_length', 'Ensure this field has no more than 400 characters.'],
+    [
+      'too long',
+      'k'.repeat(401),
+      'max_length',
+      'Ensure this field has no more than 400 characters.',
+    ],
   ])('rejects an invalid key (%s)', (_, key, code, detail) => {
-    given([]).when(create({ fields: fields({ key }) })).thenFails({ kind: 'validation', code, detail, attr: 'key' });
+    given([])
+      .when(create({ fields: fields({ key }) }))
+      .thenFails({ kind: 'validation', code, detail, attr: 'key' });
   });
 
   it('rejects a key another live flag of the project uses', () => {
-    given([]).when(create({ keyTaken: true })).thenFails(keyTaken);
+    given([])
+      .when(create({ keyTaken: true }))
+      .thenFails(keyTaken);
   });
 
   it('reports an invalid key before a taken one', () => {
-    given([]).when(create({ fields: fields({ key: 'no spaces' }), keyTaken: true })).thenFails({ code: 'invalid_key', attr: 'key' });
+    given([])
+      .when(create({ fields: fields({ key: 'no spaces' }), keyTaken: true }))
+      .thenFails({ code: 'invalid_key', attr: 'key' });
   });
 
   it('rejects variants whose rollout does not sum to 100', () => {
     const filters = {
       groups: [],
-      multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 40 }] },
+      multivariate: {
+        variants: [
+          { key: 'a', rollout_percentage: 50 },
+          { key: 'b', rollout_percentage: 40 },
+        ],
+      },
     };
     given([])
       .when(create({ fields: fields({ filters }) }))
@@ -210,7 +271,11 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
 
   it('rejects a rollout percentage of 150', () => {
     given([])
-      .when(create({ fields: fields({ filters: { groups: [{ properties: [], rollout_percentage: 150 }] } }) }))
+      .when(
+        create({
+          fields: fields({ filters: { groups: [{ properties: [], rollout_percentage: 150 }] } }),
+        }),
+      )
       .thenFails({
         kind: 'validation',
         code: 'invalid_input',
@@ -222,11 +287,18 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
   it('fails on a stream that already holds a flag', () => {
     given([created()])
       .when(create({ fields: fields({ key: 'another-key' }) }))
-      .thenFails({ kind: 'validation', code: 'unique', attr: 'id', detail: 'A feature flag with this id already exists.' });
+      .thenFails({
+        kind: 'validation',
+        code: 'unique',
+        attr: 'id',
+        detail: 'A feature flag with this id already exists.',
+      });
   });
 
   it('fails on a stream that holds a deleted flag', () => {
-    given([created(), softDeleted]).when(create()).thenFails({ kind: 'validation', code: 'unique', attr: 'id' });
+    given([created(), softDeleted])
+      .when(create())
+      .thenFails({ kind: 'validation', code: 'unique', attr: 'id' });
   });
 
   // validateFlagKey (DRF CharField semantics) accepts a key with surrounding whitespace and returns
@@ -241,23 +313,56 @@ describe('featureFlagDecider: CreateFeatureFlag', () => {
 describe('featureFlagDecider: PatchFeatureFlag', () => {
   it('carries only the fields whose value changed', () => {
     given([created()])
-      .when(patch({ name: 'Renamed', key: 'beta-feature', active: true, tags: [], filters: storedFilters }))
+      .when(
+        patch({
+          name: 'Renamed',
+          key: 'beta-feature',
+          active: true,
+          tags: [],
+          filters: storedFilters,
+        }),
+      )
       .then([patched({ name: 'Renamed' })]);
   });
 
   it('carries every changed field with its new value', () => {
     given([created()])
-      .when(patch({ active: false, tags: ['a'], analytics_dashboards: [9], rollback_conditions: { x: 1 }, key: 'beta-2' }))
-      .then([patched({ key: 'beta-2', active: false, rollback_conditions: { x: 1 }, tags: ['a'], analytics_dashboards: [9] })]);
+      .when(
+        patch({
+          active: false,
+          tags: ['a'],
+          analytics_dashboards: [9],
+          rollback_conditions: { x: 1 },
+          key: 'beta-2',
+        }),
+      )
+      .then([
+        patched({
+          key: 'beta-2',
+          active: false,
+          rollback_conditions: { x: 1 },
+          tags: ['a'],
+          analytics_dashboards: [9],
+        }),
+      ]);
   });
 
   it('normalizes changed filters', () => {
     given([created()])
-      .when(patch({ filters: { groups: [{ properties: [], rollout_percentage: 25 }], payloads: { true: [1, 'é'] } } }))
+      .when(
+        patch({
+          filters: {
+            groups: [{ properties: [], rollout_percentage: 25 }],
+            payloads: { true: [1, 'é'] },
+          },
+        }),
+      )
       .then([
         patched({
           filters: {
-            groups: [{ properties: [], rollout_percentage: 25, aggregation_group_type_index: null }],
+            groups: [
+              { properties: [], rollout_percentage: 25, aggregation_group_type_index: null },
+            ],
             payloads: { true: '[1, "\\u00e9"]' },
             aggregation_group_type_index: null,
           },
@@ -266,7 +371,11 @@ describe('featureFlagDecider: PatchFeatureFlag', () => {
   });
 
   it('produces no events for a patch that changes nothing', () => {
-    given([created()]).when(patch({ name: 'Beta feature', key: 'beta-feature', active: true, filters: storedFilters })).thenNothing();
+    given([created()])
+      .when(
+        patch({ name: 'Beta feature', key: 'beta-feature', active: true, filters: storedFilters }),
+      )
+      .thenNothing();
   });
 
   it('produces no events for an empty patch', () => {
@@ -283,105 +392,159 @@ describe('featureFlagDecider: PatchFeatureFlag', () => {
 
   // Likewise the key is compared in its trimmed form.
   it('treats the current key padded with whitespace as unchanged', () => {
-    given([created()]).when(patch({ key: ' beta-feature ' })).thenNothing();
+    given([created()])
+      .when(patch({ key: ' beta-feature ' }))
+      .thenNothing();
   });
 
   it('stores a renamed key trimmed', () => {
-    given([created()]).when(patch({ key: '  beta-2 ' })).then([patched({ key: 'beta-2' })]);
+    given([created()])
+      .when(patch({ key: '  beta-2 ' }))
+      .then([patched({ key: 'beta-2' })]);
   });
 
   it('rejects invalid filters', () => {
     given([created()])
       .when(patch({ filters: { groups: [{ rollout_percentage: -1 }] } }))
-      .thenFails({ kind: 'validation', code: 'invalid_input', attr: 'filters', detail: 'groups[0].rollout_percentage must be between 0 and 100, got -1' });
+      .thenFails({
+        kind: 'validation',
+        code: 'invalid_input',
+        attr: 'filters',
+        detail: 'groups[0].rollout_percentage must be between 0 and 100, got -1',
+      });
   });
 
   it('rejects an invalid key', () => {
-    given([created()]).when(patch({ key: 'has space' })).thenFails({ kind: 'validation', code: 'invalid_key', attr: 'key' });
+    given([created()])
+      .when(patch({ key: 'has space' }))
+      .thenFails({ kind: 'validation', code: 'invalid_key', attr: 'key' });
   });
 
   it('soft-deletes on deleted: true', () => {
-    given([created()]).when(patch({ deleted: true })).then([softDeleted]);
+    given([created()])
+      .when(patch({ deleted: true }))
+      .then([softDeleted]);
   });
 
   it('does nothing on deleted: true for a deleted flag', () => {
-    given([created(), softDeleted]).when(patch({ deleted: true })).thenNothing();
+    given([created(), softDeleted])
+      .when(patch({ deleted: true }))
+      .thenNothing();
   });
 
   it('restores a deleted flag on deleted: false', () => {
-    given([created(), softDeleted]).when(patch({ deleted: false })).then([restored]);
+    given([created(), softDeleted])
+      .when(patch({ deleted: false }))
+      .then([restored]);
   });
 
   it('restores a flag created deleted', () => {
-    given([created({ deleted: true })]).when(patch({ deleted: false })).then([restored]);
+    given([created({ deleted: true })])
+      .when(patch({ deleted: false }))
+      .then([restored]);
   });
 
   it('does nothing on deleted: false for a live flag', () => {
-    given([created()]).when(patch({ deleted: false })).thenNothing();
+    given([created()])
+      .when(patch({ deleted: false }))
+      .thenNothing();
   });
 
   it('refuses to restore a flag whose key a live flag now uses', () => {
-    given([created(), softDeleted]).when(patch({ deleted: false }, { keyTaken: true })).thenFails(keyTaken);
+    given([created(), softDeleted])
+      .when(patch({ deleted: false }, { keyTaken: true }))
+      .thenFails(keyTaken);
   });
 
   it('restores and renames to a free key: Restored, then Patched', () => {
-    given([created(), softDeleted]).when(patch({ deleted: false, key: 'beta-free' })).then([restored, patched({ key: 'beta-free' })]);
+    given([created(), softDeleted])
+      .when(patch({ deleted: false, key: 'beta-free' }))
+      .then([restored, patched({ key: 'beta-free' })]);
   });
 
   it('refuses to rename a live flag to a taken key', () => {
-    given([created()]).when(patch({ key: 'taken' }, { keyTaken: true })).thenFails(keyTaken);
+    given([created()])
+      .when(patch({ key: 'taken' }, { keyTaken: true }))
+      .thenFails(keyTaken);
   });
 
   it('lets a deleted flag be renamed to a taken key', () => {
-    given([created(), softDeleted]).when(patch({ key: 'taken' }, { keyTaken: true })).then([patched({ key: 'taken' })]);
+    given([created(), softDeleted])
+      .when(patch({ key: 'taken' }, { keyTaken: true }))
+      .then([patched({ key: 'taken' })]);
   });
 
   it('lets a rename to a taken key go through when the same patch deletes the flag', () => {
-    given([created()]).when(patch({ key: 'taken', deleted: true }, { keyTaken: true })).then([patched({ key: 'taken' }), softDeleted]);
+    given([created()])
+      .when(patch({ key: 'taken', deleted: true }, { keyTaken: true }))
+      .then([patched({ key: 'taken' }), softDeleted]);
   });
 
   it('ignores keyTaken when the key does not change', () => {
-    given([created()]).when(patch({ name: 'N', key: 'beta-feature' }, { keyTaken: true })).then([patched({ name: 'N' })]);
+    given([created()])
+      .when(patch({ name: 'N', key: 'beta-feature' }, { keyTaken: true }))
+      .then([patched({ name: 'N' })]);
   });
 
   it('patches then soft-deletes when one command does both', () => {
-    given([created()]).when(patch({ name: 'Last words', active: false, deleted: true })).then([patched({ name: 'Last words', active: false }), softDeleted]);
+    given([created()])
+      .when(patch({ name: 'Last words', active: false, deleted: true }))
+      .then([patched({ name: 'Last words', active: false }), softDeleted]);
   });
 
   it('validates changes even when the same patch deletes the flag', () => {
-    given([created()]).when(patch({ key: 'bad key', deleted: true })).thenFails({ code: 'invalid_key', attr: 'key' });
+    given([created()])
+      .when(patch({ key: 'bad key', deleted: true }))
+      .thenFails({ code: 'invalid_key', attr: 'key' });
   });
 
   it('patches a deleted flag without restoring it', () => {
-    given([created(), softDeleted]).when(patch({ name: 'Still gone' })).then([patched({ name: 'Still gone' })]);
+    given([created(), softDeleted])
+      .when(patch({ name: 'Still gone' }))
+      .then([patched({ name: 'Still gone' })]);
   });
 
   it('reports a patch on an absent stream as not found', () => {
-    given([]).when(patch({ name: 'x' })).thenFails(notFound);
+    given([])
+      .when(patch({ name: 'x' }))
+      .thenFails(notFound);
   });
 
   it('reports a patch through another project as not found', () => {
-    given([created()]).when(patch({ name: 'x' }, { projectId: OTHER_PROJECT_ID })).thenFails(notFound);
+    given([created()])
+      .when(patch({ name: 'x' }, { projectId: OTHER_PROJECT_ID }))
+      .thenFails(notFound);
   });
 
   it('reports not found before forbidden', () => {
-    given([created(), granted(1, EDIT_ROLE)]).when(patch({ name: 'x' }, { projectId: OTHER_PROJECT_ID, editor: stranger })).thenFails(notFound);
+    given([created(), granted(1, EDIT_ROLE)])
+      .when(patch({ name: 'x' }, { projectId: OTHER_PROJECT_ID, editor: stranger }))
+      .thenFails(notFound);
   });
 });
 
 describe('featureFlagDecider: role access', () => {
   it('grants a role access', () => {
-    given([created()]).when(grant(11, EDIT_ROLE)).then([granted(11, EDIT_ROLE)]);
+    given([created()])
+      .when(grant(11, EDIT_ROLE))
+      .then([granted(11, EDIT_ROLE)]);
   });
 
   it('grants a second, different role', () => {
-    given([created(), granted(11, EDIT_ROLE)]).when(grant(12, VIEW_ROLE)).then([granted(12, VIEW_ROLE)]);
+    given([created(), granted(11, EDIT_ROLE)])
+      .when(grant(12, VIEW_ROLE))
+      .then([granted(12, VIEW_ROLE)]);
   });
 
   it('rejects an unknown role', () => {
     given([created()])
       .when(grant(11, EDIT_ROLE, { roleExists: false }))
-      .thenFails({ kind: 'validation', code: 'invalid_input', attr: 'role_id', detail: 'Role does not exist.' });
+      .thenFails({
+        kind: 'validation',
+        code: 'invalid_input',
+        attr: 'role_id',
+        detail: 'Role does not exist.',
+      });
   });
 
   it('rejects granting the same role twice', () => {
@@ -391,40 +554,60 @@ describe('featureFlagDecider: role access', () => {
   });
 
   it('allows granting a role again after it was revoked', () => {
-    given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)]).when(grant(12, EDIT_ROLE)).then([granted(12, EDIT_ROLE)]);
+    given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)])
+      .when(grant(12, EDIT_ROLE))
+      .then([granted(12, EDIT_ROLE)]);
   });
 
   it('reports a grant on an absent flag or through another project as not found', () => {
     given([]).when(grant(11, EDIT_ROLE)).thenFails(notFound);
-    given([created()]).when(grant(11, EDIT_ROLE, { projectId: OTHER_PROJECT_ID })).thenFails(notFound);
+    given([created()])
+      .when(grant(11, EDIT_ROLE, { projectId: OTHER_PROJECT_ID }))
+      .thenFails(notFound);
   });
 
   it('revokes an entry, naming its role', () => {
-    given([created(), granted(11, EDIT_ROLE), granted(12, VIEW_ROLE)]).when(revoke(12)).then([revoked(12, VIEW_ROLE)]);
+    given([created(), granted(11, EDIT_ROLE), granted(12, VIEW_ROLE)])
+      .when(revoke(12))
+      .then([revoked(12, VIEW_ROLE)]);
   });
 
   it('reports revoking an unknown entry as not found', () => {
-    given([created(), granted(11, EDIT_ROLE)]).when(revoke(99)).thenFails(notFound);
+    given([created(), granted(11, EDIT_ROLE)])
+      .when(revoke(99))
+      .thenFails(notFound);
   });
 
   it('reports revoking an entry twice as not found', () => {
-    given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)]).when(revoke(11)).thenFails(notFound);
+    given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)])
+      .when(revoke(11))
+      .thenFails(notFound);
   });
 
   it('reports a revoke through another project as not found', () => {
-    given([created(), granted(11, EDIT_ROLE)]).when(revoke(11, { projectId: OTHER_PROJECT_ID })).thenFails(notFound);
+    given([created(), granted(11, EDIT_ROLE)])
+      .when(revoke(11, { projectId: OTHER_PROJECT_ID }))
+      .thenFails(notFound);
   });
 
   it('forbids granting and revoking to a caller who may not edit', () => {
     const restricted = [created(), granted(11, EDIT_ROLE)];
-    given(restricted).when(grant(12, VIEW_ROLE, { editor: viewRoleMember })).thenFails(forbidden);
-    given(restricted).when(revoke(11, { editor: stranger })).thenFails(forbidden);
+    given(restricted)
+      .when(grant(12, VIEW_ROLE, { editor: viewRoleMember }))
+      .thenFails(forbidden);
+    given(restricted)
+      .when(revoke(11, { editor: stranger }))
+      .thenFails(forbidden);
   });
 
   it('lets a member of a listed edit role grant and revoke', () => {
     const restricted = [created(), granted(11, EDIT_ROLE)];
-    given(restricted).when(grant(12, VIEW_ROLE, { editor: editRoleMember })).then([granted(12, VIEW_ROLE)]);
-    given(restricted).when(revoke(11, { editor: editRoleMember })).then([revoked(11, EDIT_ROLE)]);
+    given(restricted)
+      .when(grant(12, VIEW_ROLE, { editor: editRoleMember }))
+      .then([granted(12, VIEW_ROLE)]);
+    given(restricted)
+      .when(revoke(11, { editor: editRoleMember }))
+      .then([revoked(11, EDIT_ROLE)]);
   });
 });
 
@@ -435,13 +618,20 @@ describe('featureFlagDecider: who may edit', () => {
 
   describe('with role access entries', () => {
     it('lets the creator edit', () => given(restricted).when(rename(creator)).then(edited));
-    it('lets a project admin (level 8) edit', () => given(restricted).when(rename(admin)).then(edited));
-    it('lets a project owner (level 15) edit', () => given(restricted).when(rename(owner)).then(edited));
-    it('lets a member of a listed role with level 37 edit', () => given(restricted).when(rename(editRoleMember)).then(edited));
-    it('forbids a member of a listed role with level 21', () => given(restricted).when(rename(viewRoleMember)).thenFails(forbidden));
-    it('forbids a member of an unlisted edit role', () => given(restricted).when(rename(unlistedEditRoleMember)).thenFails(forbidden));
-    it('forbids a listed view role combined with an unlisted edit role', () => given(restricted).when(rename(mixedMember)).thenFails(forbidden));
-    it('forbids a project member without roles', () => given(restricted).when(rename(stranger)).thenFails(forbidden));
+    it('lets a project admin (level 8) edit', () =>
+      given(restricted).when(rename(admin)).then(edited));
+    it('lets a project owner (level 15) edit', () =>
+      given(restricted).when(rename(owner)).then(edited));
+    it('lets a member of a listed role with level 37 edit', () =>
+      given(restricted).when(rename(editRoleMember)).then(edited));
+    it('forbids a member of a listed role with level 21', () =>
+      given(restricted).when(rename(viewRoleMember)).thenFails(forbidden));
+    it('forbids a member of an unlisted edit role', () =>
+      given(restricted).when(rename(unlistedEditRoleMember)).thenFails(forbidden));
+    it('forbids a listed view role combined with an unlisted edit role', () =>
+      given(restricted).when(rename(mixedMember)).thenFails(forbidden));
+    it('forbids a project member without roles', () =>
+      given(restricted).when(rename(stranger)).thenFails(forbidden));
 
     it('forbids everyone but admins when the flag has no creator', () => {
       const noCreator = [created({ createdByUserId: null }), granted(11, EDIT_ROLE)];
@@ -450,12 +640,18 @@ describe('featureFlagDecider: who may edit', () => {
     });
 
     it('forbids deleting and restoring too', () => {
-      given(restricted).when(patch({ deleted: true }, { editor: viewRoleMember })).thenFails(forbidden);
-      given([...restricted, softDeleted]).when(patch({ deleted: false }, { editor: viewRoleMember })).thenFails(forbidden);
+      given(restricted)
+        .when(patch({ deleted: true }, { editor: viewRoleMember }))
+        .thenFails(forbidden);
+      given([...restricted, softDeleted])
+        .when(patch({ deleted: false }, { editor: viewRoleMember }))
+        .thenFails(forbidden);
     });
 
     it('checks permission before validating the changes', () => {
-      given(restricted).when(patch({ key: 'bad key' }, { editor: stranger })).thenFails(forbidden);
+      given(restricted)
+        .when(patch({ key: 'bad key' }, { editor: stranger }))
+        .thenFails(forbidden);
     });
   });
 
@@ -467,7 +663,9 @@ describe('featureFlagDecider: who may edit', () => {
     ])('lets %s edit', (_, who) => given([created()]).when(rename(who)).then(edited));
 
     it('lets anyone edit again once every entry is revoked', () => {
-      given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)]).when(rename(stranger)).then(edited);
+      given([created(), granted(11, EDIT_ROLE), revoked(11, EDIT_ROLE)])
+        .when(rename(stranger))
+        .then(edited);
     });
   });
 });
@@ -475,7 +673,9 @@ describe('featureFlagDecider: who may edit', () => {
 describe('featureFlagDecider: evolve', () => {
   it('starts absent and ignores events before FeatureFlagCreated', () => {
     expect(given([]).state()).toStrictEqual({ status: 'absent' });
-    expect(given([patched({ name: 'x' }), softDeleted]).state()).toStrictEqual({ status: 'absent' });
+    expect(given([patched({ name: 'x' }), softDeleted]).state()).toStrictEqual({
+      status: 'absent',
+    });
   });
 
   it('folds Created, Patched, SoftDeleted and Restored', () => {
@@ -489,22 +689,44 @@ describe('featureFlagDecider: evolve', () => {
       createdByUserId: CREATOR_ID,
       roleAccess: [],
     };
-    expect(given([created(), patched({ name: 'Renamed', active: false }), softDeleted, restored]).state()).toStrictEqual(expected);
-    expect(given([created(), patched({ name: 'Renamed', active: false }), softDeleted]).state()).toStrictEqual({ ...expected, deleted: true });
+    expect(
+      given([
+        created(),
+        patched({ name: 'Renamed', active: false }),
+        softDeleted,
+        restored,
+      ]).state(),
+    ).toStrictEqual(expected);
+    expect(
+      given([created(), patched({ name: 'Renamed', active: false }), softDeleted]).state(),
+    ).toStrictEqual({ ...expected, deleted: true });
   });
 
   it('merges successive patches field by field', () => {
-    const state = given([created(), patched({ name: 'A', tags: ['x'] }), patched({ name: 'B' })]).state();
+    const state = given([
+      created(),
+      patched({ name: 'A', tags: ['x'] }),
+      patched({ name: 'B' }),
+    ]).state();
     expect(state).toMatchObject({ fields: fields({ name: 'B', tags: ['x'] }) });
   });
 
   it('ignores a second FeatureFlagCreated', () => {
-    const state = given([created(), created({ projectId: OTHER_PROJECT_ID, fields: fields({ key: 'other' }) })]).state();
+    const state = given([
+      created(),
+      created({ projectId: OTHER_PROJECT_ID, fields: fields({ key: 'other' }) }),
+    ]).state();
     expect(state).toStrictEqual(given([created()]).state());
   });
 
   it('tracks role access entries through grants and revokes', () => {
-    const state = given([created(), granted(11, EDIT_ROLE), granted(12, VIEW_ROLE), revoked(11, EDIT_ROLE), granted(13, UNLISTED_ROLE)]).state();
+    const state = given([
+      created(),
+      granted(11, EDIT_ROLE),
+      granted(12, VIEW_ROLE),
+      revoked(11, EDIT_ROLE),
+      granted(13, UNLISTED_ROLE),
+    ]).state();
     expect(state).toMatchObject({
       roleAccess: [
         { roleAccessId: 12, roleId: VIEW_ROLE, addedAt: GRANTED_AT },
@@ -516,7 +738,9 @@ describe('featureFlagDecider: evolve', () => {
   it('yields the state a decision was made on plus its events', () => {
     // decide, then evolve with what it produced: the round trip gives the expected state
     const history = [created()];
-    const outcome = given(history).when(patch({ key: 'beta-2', deleted: true })).outcome();
+    const outcome = given(history)
+      .when(patch({ key: 'beta-2', deleted: true }))
+      .outcome();
     expect(Array.isArray(outcome)).toBe(true);
     const after = given([...history, ...(outcome as FeatureFlagEvent[])]).state();
     expect(after).toMatchObject({ deleted: true, fields: { key: 'beta-2' } });

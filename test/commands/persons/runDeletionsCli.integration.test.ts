@@ -3,8 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../../../src/runtime/clickhouse.ts';
-import { startTestService, type TestService } from '../../support/testService.ts';
 import { eventsOf, identifiedPerson, personsPath } from '../../support/personHttp.ts';
+import { startTestService, type TestService } from '../../support/testService.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -23,18 +23,30 @@ describe('npm run cli -- run-deletions', () => {
     t = await startTestService();
     const { person, anon, user, device } = await identifiedPerson(t, 'cli');
     expect(await eventsOf(t, user)).toHaveLength(2); // also waits until ClickHouse has them
-    expect((await t.api('DELETE', personsPath(t, `${person.id}/?delete_events=true`))).status).toBe(204);
+    expect((await t.api('DELETE', personsPath(t, `${person.id}/?delete_events=true`))).status).toBe(
+      204,
+    );
     expect(await eventsOf(t, user)).toHaveLength(2); // queued only
     const { config } = t;
     await t.close();
     t = undefined;
 
     const env = {
-      ...process.env, DATA_DIR: config.dataDir, DATABASE_URL: config.databaseUrl!, CHDB_PATH: config.chdbPath,
-      CLICKHOUSE_DATABASE: config.clickhouseDatabase, CLICKHOUSE_URL: '', EVENTSTORE_URL: '', LOG_LEVEL: 'warn',
+      ...process.env,
+      DATA_DIR: config.dataDir,
+      DATABASE_URL: config.databaseUrl!,
+      CHDB_PATH: config.chdbPath,
+      CLICKHOUSE_DATABASE: config.clickhouseDatabase,
+      CLICKHOUSE_URL: '',
+      EVENTSTORE_URL: '',
+      LOG_LEVEL: 'warn',
     };
     const cli = async () => {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run-deletions', '--json'], { cwd: root, env });
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'run-deletions', '--json'],
+        { cwd: root, env },
+      );
       return JSON.parse(stdout.trim().split('\n').pop()!);
     };
     expect(await cli()).toEqual({ ran: true, deleted: 1, waiting: 0 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from '../../../src/core/cron.ts';
 import { scheduleEventDeletions } from '../../../processes/eventDeletion/eventDeletionScheduler.ts';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from '../../../src/core/cron.ts';
 
 describe('event deletion schedule', () => {
   it('defaults to Sunday 05:00 UTC, read in UTC whatever the local zone', async () => {
@@ -19,22 +19,30 @@ describe('event deletion schedule', () => {
   });
 
   it('EVENT_DELETION_SCHEDULE sets another cron; an invalid one stops the configuration with one line', () => {
-    expect(loadConfig({ EVENT_DELETION_SCHEDULE: '30 2 * * *' }).eventDeletionSchedule).toBe('30 2 * * *');
+    expect(loadConfig({ EVENT_DELETION_SCHEDULE: '30 2 * * *' }).eventDeletionSchedule).toBe(
+      '30 2 * * *',
+    );
     expect(isValidCron('61 5 * * 0')).toBe(false);
     expect(() => loadConfig({ EVENT_DELETION_SCHEDULE: 'every sunday' })).toThrow(ConfigError);
-    expect(() => loadConfig({ EVENT_DELETION_SCHEDULE: 'every sunday' })).toThrow(/^invalid configuration: EVENT_DELETION_SCHEDULE: /);
+    expect(() => loadConfig({ EVENT_DELETION_SCHEDULE: 'every sunday' })).toThrow(
+      /^invalid configuration: EVENT_DELETION_SCHEDULE: /,
+    );
   });
 
   it('runs the job when due, keeps going after a failure, and stop waits for a run in progress', async () => {
     let runs = 0;
     let finished = 0;
     const logged: string[] = [];
-    const s = scheduleEventDeletions('* * * * * *', async () => {
-      runs++;
-      if (runs === 1) throw new Error('boom');
-      await new Promise((r) => setTimeout(r, 300));
-      finished++;
-    }, (m) => logged.push(m));
+    const s = scheduleEventDeletions(
+      '* * * * * *',
+      async () => {
+        runs++;
+        if (runs === 1) throw new Error('boom');
+        await new Promise((r) => setTimeout(r, 300));
+        finished++;
+      },
+      (m) => logged.push(m),
+    );
     const deadline = Date.now() + 5000;
     while (runs < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await s.stop();

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PersonEventsDeleted, PersonEventsDeletionQueued } from '../../../commands/persons/model/personEvents.ts';
+import type {
+  PersonEventsDeleted,
+  PersonEventsDeletionQueued,
+} from '../../../commands/persons/model/personEvents.ts';
 import { eventDeletionsProjection } from '../../../projections/eventDeletions/eventDeletionsProjection.ts';
-import { deletedEventsKey, eventDeletionsReader } from '../../../projections/eventDeletions/eventDeletionsReader.ts';
+import {
+  deletedEventsKey,
+  eventDeletionsReader,
+} from '../../../projections/eventDeletions/eventDeletionsReader.ts';
 import { type ProjectionSpec, projectionSpec, recorded } from '../../support/projectionSpec.ts';
 
 type DeletionEvent = PersonEventsDeletionQueued | PersonEventsDeleted;
@@ -13,14 +19,37 @@ const Q2 = '00000000-0000-4000-8000-000000000002';
 const AT = '2024-05-01T10:00:00.000Z';
 const LATER = '2024-05-05T05:00:00.000Z';
 
-const queued = (id: string, personUuid: string, distinctIds: string[], personId?: number): DeletionEvent & { id: string } => ({
+const queued = (
+  id: string,
+  personUuid: string,
+  distinctIds: string[],
+  personId?: number,
+): DeletionEvent & { id: string } => ({
   id,
   type: 'PersonEventsDeletionQueued',
-  data: { projectId: 1, personUuid, distinctIds, at: AT, ...(personId !== undefined ? { personId } : {}) },
+  data: {
+    projectId: 1,
+    personUuid,
+    distinctIds,
+    at: AT,
+    ...(personId !== undefined ? { personId } : {}),
+  },
 });
-const deleted = (queuedEventId: string, personUuid: string, distinctIds: string[], upToPosition: bigint): DeletionEvent => ({
+const deleted = (
+  queuedEventId: string,
+  personUuid: string,
+  distinctIds: string[],
+  upToPosition: bigint,
+): DeletionEvent => ({
   type: 'PersonEventsDeleted',
-  data: { projectId: 1, personUuid, distinctIds, queuedEventId, upToPosition: upToPosition.toString(), at: LATER },
+  data: {
+    projectId: 1,
+    personUuid,
+    distinctIds,
+    queuedEventId,
+    upToPosition: upToPosition.toString(),
+    at: LATER,
+  },
 });
 
 let spec: ProjectionSpec<DeletionEvent> | undefined;
@@ -33,16 +62,27 @@ describe('event_deletions projection: given log events → rows', () => {
   it('a queued deletion is a pending queue row, up to its own log position', async () => {
     spec = await projectionSpec(eventDeletionsProjection);
     await spec.given(recorded([queued(Q1, PERSON, ['anon', 'user'], 7)], 41n));
-    expect(await spec.rows('event_deletion_queue')).toEqual([{
-      id: Q1, project_id: 1, person_uuid: PERSON, person_id: 7, distinct_ids: ['anon', 'user'],
-      up_to_position: '41', queued_at: new Date(AT), deleted_at: null, deleted_position: null,
-    }]);
+    expect(await spec.rows('event_deletion_queue')).toEqual([
+      {
+        id: Q1,
+        project_id: 1,
+        person_uuid: PERSON,
+        person_id: 7,
+        distinct_ids: ['anon', 'user'],
+        up_to_position: '41',
+        queued_at: new Date(AT),
+        deleted_at: null,
+        deleted_position: null,
+      },
+    ]);
     expect(await spec.rows('deleted_person_events')).toEqual([]);
   });
 
   it('its PersonEventsDeleted closes the row and records each distinct id up to the queued position', async () => {
     spec = await projectionSpec(eventDeletionsProjection);
-    await spec.given(recorded([queued(Q1, PERSON, ['anon', 'user']), queued(Q2, OTHER, ['other'])], 10n));
+    await spec.given(
+      recorded([queued(Q1, PERSON, ['anon', 'user']), queued(Q2, OTHER, ['other'])], 10n),
+    );
     await spec.given(recorded([deleted(Q1, PERSON, ['anon', 'user'], 10n)], 20n));
     expect(await spec.rows('event_deletion_queue', 'up_to_position')).toMatchObject([
       { id: Q1, person_id: null, deleted_at: new Date(LATER), deleted_position: '20' },
@@ -58,9 +98,17 @@ describe('event_deletions projection: given log events → rows', () => {
     spec = await projectionSpec(eventDeletionsProjection);
     const batch = [queued(Q1, PERSON, ['anon']), deleted(Q1, PERSON, ['anon'], 1n)];
     await spec.given(recorded(batch, 1n));
-    await spec.given(recorded(batch, 1n).map((e) => (e.type === 'PersonEventsDeleted' ? { ...e, position: 9n, data: { ...e.data, at: AT } } : e)));
-    expect(await spec.rows('event_deletion_queue')).toMatchObject([{ id: Q1, up_to_position: '1', deleted_at: new Date(LATER), deleted_position: '2' }]);
-    expect(await spec.rows('deleted_person_events')).toEqual([{ project_id: 1, distinct_id: 'anon', up_to_position: '1' }]);
+    await spec.given(
+      recorded(batch, 1n).map((e) =>
+        e.type === 'PersonEventsDeleted' ? { ...e, position: 9n, data: { ...e.data, at: AT } } : e,
+      ),
+    );
+    expect(await spec.rows('event_deletion_queue')).toMatchObject([
+      { id: Q1, up_to_position: '1', deleted_at: new Date(LATER), deleted_position: '2' },
+    ]);
+    expect(await spec.rows('deleted_person_events')).toEqual([
+      { project_id: 1, distinct_id: 'anon', up_to_position: '1' },
+    ]);
   });
 
   it('the reader: pending entries ClickHouse has reached, oldest first; waiting ones; deletions reaching a position', async () => {

@@ -1,18 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import { applyToWorkingSet, emptyWorkingSet, personUuidFor } from '../../../projections/persons/personsFold.ts';
-import { type PersonRef, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
 import { parsePersonRef } from '../../../commands/persons/model/personRef.ts';
-import { T, captured, identify, log, managed } from '../../support/personLog.ts';
+import {
+  applyToWorkingSet,
+  emptyWorkingSet,
+  personUuidFor,
+} from '../../../projections/persons/personsFold.ts';
+import { type PersonRef, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
+import { captured, identify, log, managed, T } from '../../support/personLog.ts';
 
 const byDistinct = (distinctId: string): PersonRef => ({ kind: 'distinct_id', distinctId });
-const asOf = (events: ReturnType<typeof log>, ref: PersonRef, at: string, projectId = 1) => personAsOfEvents(events, projectId, ref, at);
+const asOf = (events: ReturnType<typeof log>, ref: PersonRef, at: string, projectId = 1) =>
+  personAsOfEvents(events, projectId, ref, at);
 
 describe('a person as of a time (pure fold over a hand-made log)', () => {
   const U = { anon: 'u0000001-anon' };
   const events = log(
-    captured({ distinctId: 'anon', ts: T(1), uuid: U.anon, set: { plan: 'free', color: 'red' }, setOnce: { first: 'jan' } }),
+    captured({
+      distinctId: 'anon',
+      ts: T(1),
+      uuid: U.anon,
+      set: { plan: 'free', color: 'red' },
+      setOnce: { first: 'jan' },
+    }),
     captured({ distinctId: 'anon', ts: T(2), event: '$set', set: { plan: 'pro' } }),
-    captured({ distinctId: 'anon', ts: T(3), event: '$set', set: { color: 'blue' }, setOnce: { first: 'never', source: 'ad' } }),
+    captured({
+      distinctId: 'anon',
+      ts: T(3),
+      event: '$set',
+      set: { color: 'blue' },
+      setOnce: { first: 'never', source: 'ad' },
+    }),
     captured({ distinctId: 'anon', ts: T(4), unset: ['color'] }),
   );
 
@@ -20,11 +37,37 @@ describe('a person as of a time (pure fold over a hand-made log)', () => {
     expect(asOf(events, byDistinct('anon'), '2023-12-31T00:00:00Z')).toBeNull();
     const at = (ts: string) => asOf(events, byDistinct('anon'), ts)!.properties;
     // inclusive: the creating event's own timestamp already counts
-    expect(at(T(1))).toEqual({ plan: 'free', color: 'red', first: 'jan', $creator_event_uuid: U.anon });
-    expect(at('2024-01-02T09:59:59.999Z')).toEqual({ plan: 'free', color: 'red', first: 'jan', $creator_event_uuid: U.anon });
-    expect(at(T(2))).toEqual({ plan: 'pro', color: 'red', first: 'jan', $creator_event_uuid: U.anon });
-    expect(at(T(3, 12))).toEqual({ plan: 'pro', color: 'blue', first: 'jan', source: 'ad', $creator_event_uuid: U.anon });
-    expect(at(T(9))).toEqual({ plan: 'pro', first: 'jan', source: 'ad', $creator_event_uuid: U.anon });
+    expect(at(T(1))).toEqual({
+      plan: 'free',
+      color: 'red',
+      first: 'jan',
+      $creator_event_uuid: U.anon,
+    });
+    expect(at('2024-01-02T09:59:59.999Z')).toEqual({
+      plan: 'free',
+      color: 'red',
+      first: 'jan',
+      $creator_event_uuid: U.anon,
+    });
+    expect(at(T(2))).toEqual({
+      plan: 'pro',
+      color: 'red',
+      first: 'jan',
+      $creator_event_uuid: U.anon,
+    });
+    expect(at(T(3, 12))).toEqual({
+      plan: 'pro',
+      color: 'blue',
+      first: 'jan',
+      source: 'ad',
+      $creator_event_uuid: U.anon,
+    });
+    expect(at(T(9))).toEqual({
+      plan: 'pro',
+      first: 'jan',
+      source: 'ad',
+      $creator_event_uuid: U.anon,
+    });
   });
 
   it('answers in the persons read view with the live id and uuid and created_at from the first event', () => {
@@ -38,7 +81,9 @@ describe('a person as of a time (pure fold over a hand-made log)', () => {
       created_at: T(1),
     });
     expect(asOf(events, { kind: 'id', id: 1 }, T(2))!.properties.plan).toBe('pro');
-    expect(asOf(events, { kind: 'uuid', uuid: personUuidFor(1, 'anon') }, T(2))!.properties.plan).toBe('pro');
+    expect(
+      asOf(events, { kind: 'uuid', uuid: personUuidFor(1, 'anon') }, T(2))!.properties.plan,
+    ).toBe('pro');
     expect(asOf(events, { kind: 'id', id: 1 }, T(2), 2)).toBeNull(); // another project's id
   });
 });
@@ -46,7 +91,12 @@ describe('a person as of a time (pure fold over a hand-made log)', () => {
 describe('merges as of a time', () => {
   const events = log(
     captured({ distinctId: 'anon', ts: T(1), uuid: 'a', set: { plan: 'free', color: 'red' } }),
-    captured({ distinctId: 'user', ts: T(2), uuid: 'u', set: { plan: 'trial', email: 'u@example.com' } }),
+    captured({
+      distinctId: 'user',
+      ts: T(2),
+      uuid: 'u',
+      set: { plan: 'trial', email: 'u@example.com' },
+    }),
     identify('user', 'anon', T(3), { set: { name: 'Ursula' } }),
     captured({ distinctId: 'anon', ts: T(4), unset: ['color'] }),
   );
@@ -54,8 +104,19 @@ describe('merges as of a time', () => {
   it('before the merge: two persons, neither identified', () => {
     const anon = asOf(events, byDistinct('anon'), T(2, 12))!;
     const user = asOf(events, byDistinct('user'), T(2, 12))!;
-    expect(anon).toMatchObject({ id: 1, distinct_ids: ['anon'], is_identified: false, properties: { plan: 'free', color: 'red', $creator_event_uuid: 'a' } });
-    expect(user).toMatchObject({ id: 2, distinct_ids: ['user'], is_identified: false, created_at: T(2), name: 'u@example.com' });
+    expect(anon).toMatchObject({
+      id: 1,
+      distinct_ids: ['anon'],
+      is_identified: false,
+      properties: { plan: 'free', color: 'red', $creator_event_uuid: 'a' },
+    });
+    expect(user).toMatchObject({
+      id: 2,
+      distinct_ids: ['user'],
+      is_identified: false,
+      created_at: T(2),
+      name: 'u@example.com',
+    });
   });
 
   it('at the merge: the identified id keeps its id and its values win; created_at is the earlier; the other person is gone', () => {
@@ -65,7 +126,13 @@ describe('merges as of a time', () => {
       uuid: personUuidFor(1, 'user'),
       name: 'u@example.com',
       distinct_ids: ['user', 'anon'],
-      properties: { plan: 'trial', color: 'red', email: 'u@example.com', name: 'Ursula', $creator_event_uuid: 'u' },
+      properties: {
+        plan: 'trial',
+        color: 'red',
+        email: 'u@example.com',
+        name: 'Ursula',
+        $creator_event_uuid: 'u',
+      },
       is_identified: true,
       created_at: T(1),
     });
@@ -80,7 +147,13 @@ describe('late arrivals and the log order', () => {
   const events = log(
     captured({ distinctId: 'p', ts: T(1), uuid: 'c', set: { plan: 'start' } }),
     captured({ distinctId: 'p', ts: T(3), set: { plan: 'a' } }),
-    captured({ distinctId: 'p', ts: T(2), set: { plan: 'b' }, setOnce: { once: 'late' }, receivedAt: T(5) }),
+    captured({
+      distinctId: 'p',
+      ts: T(2),
+      set: { plan: 'b' },
+      setOnce: { once: 'late' },
+      receivedAt: T(5),
+    }),
   );
   const plan = (ts: string) => asOf(events, byDistinct('p'), ts)!.properties.plan;
 
@@ -117,8 +190,14 @@ describe('integer ids equal the live ones', () => {
       managed('PersonDeleted', 'gone', T(3), { distinctIds: ['gone'], deleteEvents: false }),
       captured({ distinctId: 'gone', ts: T(4) }), // comes back as a new person
     );
-    expect(asOf(events, byDistinct('gone'), T(1, 12))).toMatchObject({ id: 1, properties: { a: 1 } });
-    expect(asOf(events, byDistinct('gone'), T(2, 12))).toMatchObject({ id: 1, properties: { a: 2 } });
+    expect(asOf(events, byDistinct('gone'), T(1, 12))).toMatchObject({
+      id: 1,
+      properties: { a: 1 },
+    });
+    expect(asOf(events, byDistinct('gone'), T(2, 12))).toMatchObject({
+      id: 1,
+      properties: { a: 2 },
+    });
     expect(asOf(events, byDistinct('gone'), T(3, 12))).toBeNull();
     expect(asOf(events, byDistinct('gone'), T(4))).toMatchObject({ id: 2 });
     expect(asOf(events, { kind: 'id', id: 1 }, T(2, 12))).not.toBeNull();
@@ -131,14 +210,30 @@ describe('integer ids equal the live ones', () => {
       captured({ distinctId: 'c', ts: T(3), projectId: 2 }),
       identify('a', 'b', T(2), { set: { k: 'merged' } }),
       managed('PersonPropertyDeleted', 'b', T(6), { key: 'only_b' }),
-      captured({ distinctId: 'd', ts: T(4), event: '$create_alias', properties: { alias: 'e' }, set: { d: 1 } }),
-      managed('PersonSplit', 'd', T(7), { keepDistinctId: 'd', splitDistinctIds: ['e'], wipeProperties: false }),
+      captured({
+        distinctId: 'd',
+        ts: T(4),
+        event: '$create_alias',
+        properties: { alias: 'e' },
+        set: { d: 1 },
+      }),
+      managed('PersonSplit', 'd', T(7), {
+        keepDistinctId: 'd',
+        splitDistinctIds: ['e'],
+        wipeProperties: false,
+      }),
     );
     const live = emptyWorkingSet();
     for (const e of events) applyToWorkingSet(live, e);
     for (const p of live.persons.values()) {
       const view = asOf(events, { kind: 'id', id: p.id }, '9999-12-31T23:59:59Z', p.projectId)!;
-      expect(view).toMatchObject({ id: p.id, uuid: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt });
+      expect(view).toMatchObject({
+        id: p.id,
+        uuid: p.uuid,
+        properties: p.properties,
+        is_identified: p.isIdentified,
+        created_at: p.createdAt,
+      });
       expect([...view.distinct_ids].sort()).toEqual([...p.distinctIds].sort());
     }
     expect(live.persons.size).toBe(4);
@@ -148,7 +243,10 @@ describe('integer ids equal the live ones', () => {
 describe('path ids', () => {
   it('an integer is an id, a uuid a uuid (lower-cased), anything else nobody', () => {
     expect(parsePersonRef('42')).toEqual({ kind: 'id', id: 42 });
-    expect(parsePersonRef('0190D7B3-5F1E-7C6A-9C8B-1A2B3C4D5E6F')).toEqual({ kind: 'uuid', uuid: '0190d7b3-5f1e-7c6a-9c8b-1a2b3c4d5e6f' });
+    expect(parsePersonRef('0190D7B3-5F1E-7C6A-9C8B-1A2B3C4D5E6F')).toEqual({
+      kind: 'uuid',
+      uuid: '0190d7b3-5f1e-7c6a-9c8b-1a2b3c4d5e6f',
+    });
     expect(parsePersonRef('anon')).toBeNull();
   });
 });

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { personUuidFor } from '../../../projections/persons/personsFold.ts';
-import { PersonHistoryFold, formatHistory } from '../../../queries/personTimeTravel/personHistory.ts';
-import { T, captured, identify, log, managed } from '../../support/personLog.ts';
+import {
+  formatHistory,
+  PersonHistoryFold,
+} from '../../../queries/personTimeTravel/personHistory.ts';
+import { captured, identify, log, managed, T } from '../../support/personLog.ts';
 
 const history = (events: ReturnType<typeof log>, distinctId: string, projectId = 1) => {
   const fold = new PersonHistoryFold(projectId);
@@ -24,18 +27,59 @@ describe('person history (every property change, in log order)', () => {
 
   it('follows the person the distinct id belongs to now, through the merge, and only real changes', () => {
     const h = history(events, 'anon')!;
-    expect(h.person).toEqual({ id: 2, uuid: personUuidFor(1, 'user'), distinct_ids: ['user', 'anon'] });
+    expect(h.person).toEqual({
+      id: 2,
+      uuid: personUuidFor(1, 'user'),
+      distinct_ids: ['user', 'anon'],
+    });
     expect(h.changes).toEqual([
       { timestamp: T(1), event: '$pageview', distinct_id: 'anon', property: 'plan', after: 'free' },
       { timestamp: T(1), event: '$pageview', distinct_id: 'anon', property: 'color', after: 'red' },
-      { timestamp: T(1), event: '$pageview', distinct_id: 'anon', property: '$creator_event_uuid', after: 'a' },
-      { timestamp: T(2), event: '$pageview', distinct_id: 'user', property: 'plan', after: 'trial' },
-      { timestamp: T(2), event: '$pageview', distinct_id: 'user', property: '$creator_event_uuid', after: 'u' },
-      { timestamp: T(3), event: '$set', distinct_id: 'anon', property: 'plan', before: 'free', after: 'pro' },
+      {
+        timestamp: T(1),
+        event: '$pageview',
+        distinct_id: 'anon',
+        property: '$creator_event_uuid',
+        after: 'a',
+      },
+      {
+        timestamp: T(2),
+        event: '$pageview',
+        distinct_id: 'user',
+        property: 'plan',
+        after: 'trial',
+      },
+      {
+        timestamp: T(2),
+        event: '$pageview',
+        distinct_id: 'user',
+        property: '$creator_event_uuid',
+        after: 'u',
+      },
+      {
+        timestamp: T(3),
+        event: '$set',
+        distinct_id: 'anon',
+        property: 'plan',
+        before: 'free',
+        after: 'pro',
+      },
       // the merge into user's person: anon's keys arrive, user's values win
       { timestamp: T(4), event: '$identify', distinct_id: 'user', property: 'color', after: 'red' },
-      { timestamp: T(5), event: '$pageview', distinct_id: 'anon', property: 'color', before: 'red' },
-      { timestamp: T(6), event: 'PersonPropertiesUpdated', distinct_id: 'user', property: 'vip', after: true },
+      {
+        timestamp: T(5),
+        event: '$pageview',
+        distinct_id: 'anon',
+        property: 'color',
+        before: 'red',
+      },
+      {
+        timestamp: T(6),
+        event: 'PersonPropertiesUpdated',
+        distinct_id: 'user',
+        property: 'vip',
+        after: true,
+      },
     ]);
     expect(history(events, 'user')).toEqual(h);
   });
@@ -51,20 +95,34 @@ describe('person history (every property change, in log order)', () => {
 
   it('is null for an unknown distinct id, and per project', () => {
     expect(history(events, 'nobody')).toBeNull();
-    expect(history(events, 'anon', 2)!.changes.map((c) => [c.property, c.after])).toEqual([['plan', 'other project'], ['$creator_event_uuid', expect.any(String)]]);
+    expect(history(events, 'anon', 2)!.changes.map((c) => [c.property, c.after])).toEqual([
+      ['plan', 'other project'],
+      ['$creator_event_uuid', expect.any(String)],
+    ]);
   });
 
   it('a split person keeps its own history; a wipe shows every key going away', () => {
     const split = log(
       captured({ distinctId: 'a', ts: T(1), uuid: 'c', set: { k: 1 } }),
       identify('a', 'b', T(2)),
-      managed('PersonSplit', 'a', T(3), { keepDistinctId: 'a', splitDistinctIds: ['a', 'b'], wipeProperties: true }),
+      managed('PersonSplit', 'a', T(3), {
+        keepDistinctId: 'a',
+        splitDistinctIds: ['a', 'b'],
+        wipeProperties: true,
+      }),
     );
-    expect(history(split, 'a')!.changes.slice(-2).map((c) => [c.event, c.property, c.before, 'after' in c])).toEqual([
+    expect(
+      history(split, 'a')!
+        .changes.slice(-2)
+        .map((c) => [c.event, c.property, c.before, 'after' in c]),
+    ).toEqual([
       ['PersonSplit', 'k', 1, false],
       ['PersonSplit', '$creator_event_uuid', 'c', false],
     ]);
-    expect(history(split, 'b')).toEqual({ person: expect.objectContaining({ distinct_ids: ['b'] }), changes: [] });
+    expect(history(split, 'b')).toEqual({
+      person: expect.objectContaining({ distinct_ids: ['b'] }),
+      changes: [],
+    });
     expect(formatHistory(history(split, 'b')!, 'b')).toMatch(/no property changes$/);
   });
 });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   chainToElements,
+  type ElementView,
   elementsToChain,
   elementsToString,
   extractElements,
   takeElementsChain,
-  type ElementView,
 } from '../../../../commands/capture/model/elementsChain.ts';
 
 const view = (order: number, fields: Partial<ElementView>): ElementView => ({
@@ -63,9 +63,19 @@ describe('elementsToString / chainToElements (PostHog test cases)', () => {
         nth_child: 1,
         nth_of_type: 0,
         // PostHog does not unescape `\"` either
-        attributes: { 'data-attr': 'something \\" that; could mess up', number: '33', prop: 'value', style: 'min-height: 100vh;' },
+        attributes: {
+          'data-attr': 'something \\" that; could mess up',
+          number: '33',
+          prop: 'value',
+          style: 'min-height: 100vh;',
+        },
       }),
-      view(1, { tag_name: 'button', attr_class: ['btn', 'btn-primary'], nth_child: 0, nth_of_type: 0 }),
+      view(1, {
+        tag_name: 'button',
+        attr_class: ['btn', 'btn-primary'],
+        nth_child: 0,
+        nth_of_type: 0,
+      }),
       view(2, { tag_name: 'div', nth_child: 0, nth_of_type: 0 }),
       view(3, { tag_name: 'div', attr_id: 'nested', nth_child: 0, nth_of_type: 0 }),
     ]);
@@ -74,14 +84,23 @@ describe('elementsToString / chainToElements (PostHog test cases)', () => {
   it('handles empty strings', () => expect(chainToElements('')).toEqual([]));
 
   it('handles broken class names', () => {
-    expect(chainToElements('"a........small')).toEqual([view(0, { tag_name: 'a', attr_class: ['small'] })]);
+    expect(chainToElements('"a........small')).toEqual([
+      view(0, { tag_name: 'a', attr_class: ['small'] }),
+    ]);
   });
 
   it('handles element containing quotes and colons', () => {
     const chain = elementsToString([
-      { tag_name: 'a', href: '/a-url', attr_class: ['small"', 'xy:z'], attributes: { attr_class: 'xyz small"' } },
+      {
+        tag_name: 'a',
+        href: '/a-url',
+        attr_class: ['small"', 'xy:z'],
+        attributes: { attr_class: 'xyz small"' },
+      },
     ]);
-    expect(chain).toBe('a.small.xy:z:attr_class="xyz small\\""href="/a-url"nth-child="0"nth-of-type="0"');
+    expect(chain).toBe(
+      'a.small.xy:z:attr_class="xyz small\\""href="/a-url"nth-child="0"nth-of-type="0"',
+    );
     expect(chainToElements(chain)).toEqual([
       view(0, {
         tag_name: 'a',
@@ -98,7 +117,9 @@ describe('elementsToString / chainToElements (PostHog test cases)', () => {
     const chain = elementsToString([
       { attr_class: ['something', 'another'], attributes: { attr__class: 'something another' } },
     ]);
-    expect(chain).toBe('.another.something:attr__class="something another"nth-child="0"nth-of-type="0"');
+    expect(chain).toBe(
+      '.another.something:attr__class="something another"nth-child="0"nth-of-type="0"',
+    );
     expect(chainToElements(chain)).toEqual([
       view(0, {
         tag_name: '',
@@ -123,7 +144,13 @@ describe('elementsToString / chainToElements (PostHog test cases)', () => {
         { tag_name: 'div', nth_child: 1, nth_of_type: 2, $el_text: '💻' },
       ]),
     ).toEqual([
-      { tag_name: 'a', attr_class: ['btn', 'btn-sm'], nth_child: 1, nth_of_type: 2, attributes: { attr__class: 'btn btn-sm' } },
+      {
+        tag_name: 'a',
+        attr_class: ['btn', 'btn-sm'],
+        nth_child: 1,
+        nth_of_type: 2,
+        attributes: { attr__class: 'btn btn-sm' },
+      },
       { text: '💻', tag_name: 'div', nth_child: 1, nth_of_type: 2, attributes: {} },
     ]);
     expect(extractElements([{ attr__class: ['btn', 'btn-sm'] }])[0]).toMatchObject({
@@ -140,12 +167,21 @@ describe('elementsToChain ($elements from posthog-js)', () => {
         { tag_name: 'a', nth_child: 1, nth_of_type: 2, attr__class: 'btn btn-sm' },
         { tag_name: 'div', nth_child: 1, nth_of_type: 2, $el_text: '💻' },
       ]),
-    ).toBe('a.btn.btn-sm:attr__class="btn btn-sm"nth-child="1"nth-of-type="2";div:nth-child="1"nth-of-type="2"text="💻"');
+    ).toBe(
+      'a.btn.btn-sm:attr__class="btn btn-sm"nth-child="1"nth-of-type="2";div:nth-child="1"nth-of-type="2"text="💻"',
+    );
   });
 
   it('reproduces a real chain from PostHog tests byte for byte', () => {
     const elements = [
-      { tag_name: 'a', $el_text: 'Actions', attr__class: 'nav-link', attr__href: '/actions', nth_child: 1, nth_of_type: 1 },
+      {
+        tag_name: 'a',
+        $el_text: 'Actions',
+        attr__class: 'nav-link',
+        attr__href: '/actions',
+        nth_child: 1,
+        nth_of_type: 1,
+      },
       { tag_name: 'li', nth_child: 2, nth_of_type: 2 },
       { tag_name: 'ul', attr__class: 'nav flex-sm-column', nth_child: 1, nth_of_type: 1 },
       {
@@ -155,8 +191,18 @@ describe('elementsToChain ($elements from posthog-js)', () => {
         nth_child: 1,
         nth_of_type: 1,
       },
-      { tag_name: 'div', attr__class: 'row flex-fill flex-column flex-sm-row', nth_child: 1, nth_of_type: 1 },
-      { tag_name: 'div', attr__class: 'container-fluid flex-grow-1 d-flex', nth_child: 1, nth_of_type: 1 },
+      {
+        tag_name: 'div',
+        attr__class: 'row flex-fill flex-column flex-sm-row',
+        nth_child: 1,
+        nth_of_type: 1,
+      },
+      {
+        tag_name: 'div',
+        attr__class: 'container-fluid flex-grow-1 d-flex',
+        nth_child: 1,
+        nth_of_type: 1,
+      },
       { tag_name: 'div', attr__id: 'root', nth_child: 1, nth_of_type: 1 },
       { tag_name: 'body', nth_child: 2, nth_of_type: 1 },
     ];
@@ -167,7 +213,15 @@ describe('elementsToChain ($elements from posthog-js)', () => {
 
   it('round-trips through chainToElements', () => {
     const chain = elementsToChain([
-      { tag_name: 'button', $el_text: 'Say "hi"; now', attr__class: 'b a', attr__id: 'go', attr__href: '/x?a=1', nth_child: 3, nth_of_type: 1 },
+      {
+        tag_name: 'button',
+        $el_text: 'Say "hi"; now',
+        attr__class: 'b a',
+        attr__id: 'go',
+        attr__href: '/x?a=1',
+        nth_child: 3,
+        nth_of_type: 1,
+      },
       { tag_name: 'form', attr__action: '/signup', nth_child: 1, nth_of_type: 1 },
     ]);
     expect(chainToElements(chain)).toEqual([
@@ -181,12 +235,19 @@ describe('elementsToChain ($elements from posthog-js)', () => {
         nth_of_type: 1,
         attributes: { attr__class: 'b a', attr__href: '/x?a=1', attr__id: 'go' },
       }),
-      view(1, { tag_name: 'form', nth_child: 1, nth_of_type: 1, attributes: { attr__action: '/signup' } }),
+      view(1, {
+        tag_name: 'form',
+        nth_child: 1,
+        nth_of_type: 1,
+        attributes: { attr__action: '/signup' },
+      }),
     ]);
   });
 
   it('defaults nth-child / nth-of-type to 0 and truncates text (400) and href (2048)', () => {
-    const chain = elementsToChain([{ tag_name: 'p', $el_text: 'x'.repeat(500), attr__href: 'h'.repeat(3000) }]);
+    const chain = elementsToChain([
+      { tag_name: 'p', $el_text: 'x'.repeat(500), attr__href: 'h'.repeat(3000) },
+    ]);
     const [element] = chainToElements(chain);
     expect(element?.text).toHaveLength(400);
     expect(element?.href).toHaveLength(2048);
@@ -195,9 +256,11 @@ describe('elementsToChain ($elements from posthog-js)', () => {
   });
 
   it('sorts attribute keys with localeCompare like PostHog (not by code point)', () => {
-    expect(elementsToChain([{ tag_name: 'i', 'attr__data-x': '1', attr__data_x: '2', attr__B: '3', attr__a: '4' }])).toBe(
-      'i:attr__a="4"attr__B="3"attr__data_x="2"attr__data-x="1"nth-child="0"nth-of-type="0"',
-    );
+    expect(
+      elementsToChain([
+        { tag_name: 'i', 'attr__data-x': '1', attr__data_x: '2', attr__B: '3', attr__a: '4' },
+      ]),
+    ).toBe('i:attr__a="4"attr__B="3"attr__data_x="2"attr__data-x="1"nth-child="0"nth-of-type="0"');
   });
 
   it('escapes quotes in keys and values and drops them from class names', () => {
@@ -207,13 +270,16 @@ describe('elementsToChain ($elements from posthog-js)', () => {
   });
 
   it('gives an empty chain for anything but a non-empty array', () => {
-    for (const input of [undefined, null, 'a:nth-child="1"', {}, []]) expect(elementsToChain(input)).toBe('');
+    for (const input of [undefined, null, 'a:nth-child="1"', {}, []])
+      expect(elementsToChain(input)).toBe('');
   });
 });
 
 describe('chainToElements', () => {
   it('does not split on ; or whitespace inside quotes, but does outside', () => {
-    const elements = chainToElements('a:text="one; two"nth-child="1" b:nth-child="2";c:nth-child="x"');
+    const elements = chainToElements(
+      'a:text="one; two"nth-child="1" b:nth-child="2";c:nth-child="x"',
+    );
     expect(elements.map((e) => [e.tag_name, e.text, e.nth_child])).toEqual([
       ['a', 'one; two', 1],
       ['b', null, 2],
@@ -238,14 +304,18 @@ describe('chainToElements', () => {
 describe('takeElementsChain', () => {
   it('prefers a non-empty $elements_chain and removes both keys', () => {
     const input = { $elements_chain: 'a:nth-child="1"', $elements: [{ tag_name: 'b' }], x: 1 };
-    expect(takeElementsChain(input)).toEqual({ elementsChain: 'a:nth-child="1"', properties: { x: 1 } });
+    expect(takeElementsChain(input)).toEqual({
+      elementsChain: 'a:nth-child="1"',
+      properties: { x: 1 },
+    });
     expect(input).toHaveProperty('$elements'); // input untouched
   });
 
   it('converts $elements otherwise, and gives "" when there is neither', () => {
-    expect(takeElementsChain({ $elements_chain: '', $elements: [{ tag_name: 'b', nth_child: 1 }] }).elementsChain).toBe(
-      'b:nth-child="1"nth-of-type="0"',
-    );
+    expect(
+      takeElementsChain({ $elements_chain: '', $elements: [{ tag_name: 'b', nth_child: 1 }] })
+        .elementsChain,
+    ).toBe('b:nth-child="1"nth-of-type="0"');
     expect(takeElementsChain({ y: 2 })).toEqual({ elementsChain: '', properties: { y: 2 } });
   });
 });
