@@ -43,6 +43,14 @@ const ConfigSchema = z.object({
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** /api requests per minute per personal API key (PostHog's CRUD limit); 0 turns the limit off */
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(480),
+  /** largest captured event (as JSON); a request holding a larger one is refused with 413 */
+  CAPTURE_MAX_EVENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(2 * 1024 * 1024),
+  /** most keys of properties + $set + $set_once in one captured event; more → 413 */
+  CAPTURE_MAX_EVENT_PROPERTIES: z.coerce.number().int().min(10).default(10_000),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -69,6 +77,7 @@ export type Config = Readonly<{
   apiRateLimitPerMinute: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
+  captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   eventDeletionSchedule: string;
 }>;
 
@@ -106,6 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
+    captureLimits: {
+      maxEventBytes: c.CAPTURE_MAX_EVENT_BYTES,
+      maxEventProperties: c.CAPTURE_MAX_EVENT_PROPERTIES,
+    },
     eventDeletionSchedule: c.EVENT_DELETION_SCHEDULE,
   };
 }

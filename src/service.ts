@@ -88,7 +88,7 @@ export async function createService(
     }
     return { ok: failing.length === 0, failing };
   };
-  const capture = captureRoutes(captureDeps(ctx, await openGeoIp()), {
+  const capture = captureRoutes(captureDeps(ctx, await openGeoIp(), config.captureLimits), {
     capture: config.captureBodyLimitBytes,
     batch: config.batchBodyLimitBytes,
   });

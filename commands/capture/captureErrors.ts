@@ -29,6 +29,10 @@ export const noData = (): CaptureFailure =>
 export const payloadTooLarge = (limit: number): CaptureFailure =>
   refuse(tooLarge(`maximum event size exceeded: the decoded payload is over ${limit} bytes`));
 
+/** One event over the event size limit (PostHog: the Kafka message limit, "maximum event size exceeded"): 413. */
+export const eventTooLarge = (index: number, what: string): CaptureFailure =>
+  refuse(tooLarge(`maximum event size exceeded: event ${index} ${what}`));
+
 export const missingApiKey = (): CaptureFailure =>
   refuse(
     unauthenticated(

@@ -4,7 +4,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
 import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
-import type { CaptureFailure } from './captureErrors.ts';
+import { type CaptureFailure, eventTooLarge } from './captureErrors.ts';
 import { decodeCaptureRequest, type RawCaptureRequest } from './decodeCaptureRequest.ts';
 import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
 import { takeElementsChain } from './model/elementsChain.ts';
@@ -28,18 +28,70 @@ export type CaptureDeps = Readonly<{
   committer: GroupCommitter;
   geoip: GeoIp;
   now: () => Date;
+  limits: EventLimits;
 }>;
+
+/** What one event may hold; a request with a larger event is refused (413) before anything is stored. */
+export type EventLimits = Readonly<{
+  /** the event as JSON: the single-event routes' body limit, so an event they accept fits in a batch too */
+  maxEventBytes: number;
+  /** keys of `properties`, `$set` and `$set_once` together: bounds what one event does to a person */
+  maxEventProperties: number;
+}>;
+
+export const DEFAULT_EVENT_LIMITS: EventLimits = {
+  maxEventBytes: 2 * 1024 * 1024,
+  maxEventProperties: 10_000,
+};
 
 /**
  * Capture over the app's store (through a group committer) and the access read model (token →
  * project). The GeoIP reader loads a database file, so the caller opens it once (`openGeoIp`).
  */
-export const captureDeps = (ctx: AppContext, geoip: GeoIp): CaptureDeps => ({
+export const captureDeps = (
+  ctx: AppContext,
+  geoip: GeoIp,
+  limits: EventLimits = DEFAULT_EVENT_LIMITS,
+): CaptureDeps => ({
   resolveProject: createProjectResolver(accessReader(ctx.pool)),
   committer: createGroupCommitter(ctx.store),
   geoip,
   now: ctx.now,
+  limits,
 });
+
+const keyCount = (v: unknown) => (typeof v === 'object' && v !== null ? Object.keys(v).length : 0);
+
+/**
+ * The first event over a limit. Each check runs only when the decoded payload is large enough to
+ * hold such an event (a property takes at least 6 characters of JSON), so ordinary requests pay
+ * nothing for it.
+ */
+function oversizedEvent(
+  items: readonly unknown[],
+  textLength: number,
+  limits: EventLimits,
+): CaptureFailure | undefined {
+  if (textLength > limits.maxEventBytes) {
+    const index = items.findIndex(
+      (item) => Buffer.byteLength(JSON.stringify(item) ?? '') > limits.maxEventBytes,
+    );
+    if (index !== -1) return eventTooLarge(index, `is over ${limits.maxEventBytes} bytes`);
+  }
+  if (textLength > limits.maxEventProperties * 6) {
+    const index = items.findIndex((item) => {
+      const properties = (item as { properties?: unknown } | null)?.properties;
+      const p = (typeof properties === 'object' && properties !== null ? properties : {}) as Record<
+        string,
+        unknown
+      >;
+      return keyCount(p) + keyCount(p.$set) + keyCount(p.$set_once) > limits.maxEventProperties;
+    });
+    if (index !== -1)
+      return eventTooLarge(index, `has more than ${limits.maxEventProperties} properties`);
+  }
+  return undefined;
+}
 
 export type CaptureOutcome =
   | { ok: true; status: 200 | 204; accepted: number; dropped: number }
@@ -105,6 +157,8 @@ export async function captureEvents(
   const project = await deps.resolveProject(batch.token, batch.projectIdField);
   if (!project.ok) return project;
   const projectId = project.projectId;
+  const oversized = oversizedEvent(batch.items, decoded.textLength, deps.limits);
+  if (oversized) return oversized;
 
   const now = deps.now();
   const byStream = new Map<string, StreamAppend['events'][number][]>();

@@ -1,7 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
-import LZString from 'lz-string';
+import { jsonDepth } from '../../src/core/json.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
+import { decompressLz64 } from './lz64.ts';
 
 /**
  * Turns the bytes of a capture request into the JSON the client meant, whatever the client's transport
@@ -23,6 +24,8 @@ export type DecodedCaptureRequest = {
   payload: unknown;
   /** the other form fields of an urlencoded or multipart body (api_key, token, compression, sent_at, …) */
   form: Record<string, string>;
+  /** length of the decoded JSON text: no event can be larger */
+  textLength: number;
 };
 
 export type DecodeOptions = {
@@ -79,16 +82,11 @@ export function decodeCaptureRequest(
   let text: string;
 
   if (hint === 'lz64') {
-    let out: string | null = null;
-    try {
-      // Form transport turns '+' into ' '; lz-string's base64 alphabet needs them back (Django does the same).
-      out = LZString.decompressFromBase64(bytes.toString('utf8').trim().replace(/ /g, '+'));
-    } catch {
-      out = null;
-    }
-    if (!out) return invalidPayload('Malformed request data: Failed to decompress data.');
-    if (out.length > max) return payloadTooLarge(max);
-    text = out;
+    // Form transport turns '+' into ' '; lz-string's base64 alphabet needs them back (Django does the same).
+    const out = decompressLz64(bytes.toString('utf8').trim().replace(/ /g, '+'), max);
+    if (!out.ok && out.reason === 'too_large') return payloadTooLarge(max);
+    if (!out.ok) return invalidPayload('Malformed request data: Failed to decompress data.');
+    text = out.text;
     decompressed = true;
   } else {
     // A gzip hint on a text field can only mean base64-wrapped gzip.
@@ -118,12 +116,15 @@ export function decodeCaptureRequest(
   }
 
   if (text.trim() === '') return noData();
+  // Measured on the text, before parsing: a million-deep array would cost the parser half a second.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) return tooDeep();
   const parsed = parseJson(text);
   if (parsed.ok) return acceptJson(parsed.value, text, form);
   // Base64-wrapped JSON: always tried on raw input, and after decompression only on the legacy paths (capture.md §1.1).
   if (!decompressed || legacy) {
     const inner = unwrapBase64(text);
     if (inner !== undefined) {
+      if (jsonDepth(inner) > MAX_JSON_DEPTH) return tooDeep();
       const unwrapped = parseJson(inner);
       if (unwrapped.ok) return acceptJson(unwrapped.value, inner, form);
     }
@@ -269,31 +270,17 @@ const nonFiniteToNull = (text: string) =>
  */
 export const MAX_JSON_DEPTH = 1000;
 
+const tooDeep = () =>
+  invalidPayload(
+    `Malformed request data: failed to parse request: the payload is nested more than ${MAX_JSON_DEPTH} levels deep`,
+  );
+
 function acceptJson(
   value: unknown,
   text: string,
   form: Record<string, string>,
-): DecodedCaptureRequest | CaptureFailure {
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-    return invalidPayload(
-      `Malformed request data: failed to parse request: the payload is nested more than ${MAX_JSON_DEPTH} levels deep`,
-    );
-  }
-  return { ok: true, payload: wellFormed(value, text), form };
-}
-
-/** Iterative, so that the check itself cannot overflow the stack. The top-level object or array is level 1. */
-function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
+): DecodedCaptureRequest {
+  return { ok: true, payload: wellFormed(value, text), form, textLength: text.length };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
+import { jsonDepth } from '../core/json.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 
@@ -139,21 +140,3 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 /** No /api body needs more (flag filters are about 6 deep); deeper input would only exhaust the stack downstream. */
 export const MAX_API_JSON_DEPTH = 100;
-
-/** Deepest nesting of objects and arrays in JSON text, brackets inside strings not counted: one pass, no recursion. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
-    else if (c === 125 || c === 93) depth--;
-  }
-  return max;
-}

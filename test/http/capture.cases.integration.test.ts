@@ -433,11 +433,34 @@ describe('the default body limits, for real', () => {
     }
   });
 
+  /** A /batch body of `size` bytes made of two events, each within the 2 MiB event limit. */
+  const sizedBatch = (size: number) => {
+    const event = (n: number, pad: string) =>
+      JSON.stringify({
+        event: 'sized',
+        distinct_id: `sized-batch-${size}-${n}`,
+        properties: { pad },
+      });
+    const shell = `{"api_key":"token123","batch":[${event(1, '@PAD@')},${event(2, '@PAD@')}]}`;
+    const [head, middle, tail] = shell.split('@PAD@') as [string, string, string];
+    const padding = size - Buffer.byteLength(head + middle + tail);
+    const first = Math.floor(padding / 2);
+    return {
+      parts: [
+        head,
+        { char: 'p', count: first },
+        middle,
+        { char: 'p', count: padding - first },
+        tail,
+      ],
+    } satisfies StreamedBody;
+  };
+
   it('/batch/: a 3 MiB body is accepted, 20 MiB + 1 byte is 413', async () => {
     const ok = await sendRaw(t.url, {
       path: '/batch/',
       headers: { 'Content-Type': 'application/json' },
-      body: sized(3 * MiB, '/batch'),
+      body: sizedBatch(3 * MiB),
     });
     expect(ok.status, ok.text).toBe(200);
     const big = await sendRaw(t.url, {
@@ -451,6 +474,21 @@ describe('the default body limits, for real', () => {
       code: 'payload_too_large',
       attr: null,
     });
+  });
+
+  it('/batch/: one event over 2 MiB is refused with 413, however small the rest', async () => {
+    const big = await sendRaw(t.url, {
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json' },
+      body: sized(2 * MiB + 1024, '/batch'),
+    });
+    expect(big.status).toBe(413);
+    expect(big.json).toMatchObject({
+      type: 'validation_error',
+      code: 'payload_too_large',
+      attr: null,
+    });
+    expect(big.json.detail).toMatch(/maximum event size exceeded: event 0 is over 2097152 bytes/);
   });
 
   it("/batch/: the limit is the spec's 20 MB (20,000,000 bytes), not 20 MiB", async () => {

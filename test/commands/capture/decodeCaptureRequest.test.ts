@@ -151,7 +151,12 @@ describe('decodeCaptureRequest: forms', () => {
       headers: form,
       body: `data=${encodeURIComponent(JSON_TEXT)}&api_key=token123&ver=1.0`,
     });
-    expect(r).toEqual({ ok: true, payload: EVENT, form: { api_key: 'token123', ver: '1.0' } });
+    expect(r).toEqual({
+      ok: true,
+      payload: EVENT,
+      form: { api_key: 'token123', ver: '1.0' },
+      textLength: JSON.stringify(EVENT).length,
+    });
   });
 
   it("urlencoded base64 whose '+' arrived unescaped (turned into spaces by form decoding)", () => {
@@ -169,6 +174,7 @@ describe('decodeCaptureRequest: forms', () => {
       ok: true,
       payload: EVENT,
       form: {},
+      textLength: JSON_TEXT.length,
     });
   });
 
@@ -192,6 +198,7 @@ describe('decodeCaptureRequest: forms', () => {
       ok: true,
       payload: EVENT,
       form: { api_key: 'token123', sent_at: '2024-06-02T02:10:00Z' },
+      textLength: expect.any(Number),
     });
   });
 
