@@ -5,6 +5,7 @@ import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
 import { chainToElements } from '../../commands/capture/model/elementsChain.ts';
 import { type EventRow, formatTimestamp } from '../../projections/events/eventsReader.ts';
+import { csvCast } from '../shared/csvCells.ts';
 
 export const ElementView = z
   .object({
@@ -78,6 +79,7 @@ function flatten(value: unknown, prefix: string, out: Record<string, unknown>): 
 }
 
 const cast = {
+  ...csvCast,
   boolean: (v: boolean) => (v ? 'true' : 'false'),
   object: (v: object) => JSON.stringify(v),
 };

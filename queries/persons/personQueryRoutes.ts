@@ -13,6 +13,7 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
+import { csvCast } from '../shared/csvCells.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
 
 export const MAX_LIMIT = 1000;
@@ -155,7 +156,9 @@ export const personQueryRoutes =
         const values = await persons.propertyValues(projectOf(request).id, q.key, q.value, q.limit);
         if (q.format === 'csv')
           return csvType(reply).send(
-            stringify([['name', 'count'], ...values.map((v) => [v.name, String(v.count)])]),
+            stringify([['name', 'count'], ...values.map((v) => [v.name, String(v.count)])], {
+              cast: csvCast,
+            }),
           );
         return values;
       },
@@ -183,7 +186,9 @@ export const personQueryRoutes =
         if (!person) fail(notFound());
         if (request.query.format === 'csv') {
           const keys = Object.keys(person.properties).sort();
-          return csvType(reply).send(stringify([csvHeader(keys), csvRow(person, keys)]));
+          return csvType(reply).send(
+            stringify([csvHeader(keys), csvRow(person, keys)], { cast: csvCast }),
+          );
         }
         return toPersonView(person);
       },

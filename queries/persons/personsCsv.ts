@@ -3,6 +3,7 @@ import { type Stringifier, stringify } from 'csv-stringify';
 import { type PersonRecord, toPersonView } from '../../commands/persons/model/personView.ts';
 import type { PersonWhere } from '../../projections/persons/personFilters.ts';
 import type { PersonsReader } from '../../projections/persons/personsReader.ts';
+import { csvCast } from '../shared/csvCells.ts';
 
 const FIXED = ['id', 'uuid', 'name', 'distinct_ids', 'is_identified', 'created_at'] as const;
 const PAGE = 1000;
@@ -29,16 +30,25 @@ export const csvHeader = (keys: readonly string[]) => [
   ...keys.map((k) => `properties.${k}`),
 ];
 
-/** Resolves when the stream wants more, false when it was closed (the client went away). */
-const writable = (out: Stringifier) =>
+/** How long an export waits for a client that stopped reading before it gives the connection back. */
+export const EXPORT_STALL_TIMEOUT_MS = 30_000;
+
+/**
+ * Resolves true when the stream wants more, false when it was closed (the client went away, maybe
+ * before this was asked) or the client has not read for `stallMs`: then the export ends.
+ */
+const writable = (out: Stringifier, stallMs: number) =>
   new Promise<boolean>((resolve) => {
+    if (out.destroyed) return resolve(false);
     const done = (ok: boolean) => {
+      clearTimeout(timer);
       out.off('drain', onDrain);
       out.off('close', onClose);
       resolve(ok);
     };
     const onDrain = () => done(true);
     const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), stallMs);
     out.on('drain', onDrain);
     out.on('close', onClose);
   });
@@ -54,6 +64,7 @@ export async function personsCsvStream(
   where: PersonWhere,
   limit: number,
   offset: number,
+  stallMs = EXPORT_STALL_TIMEOUT_MS,
 ): Promise<Readable> {
   const snapshot = await persons.snapshot();
   let keys: string[];
@@ -64,7 +75,7 @@ export async function personsCsvStream(
     await snapshot.end(false);
     throw error;
   }
-  const out = stringify({ eof: true });
+  const out = stringify({ eof: true, cast: csvCast });
   out.write(csvHeader(keys));
   void (async () => {
     let failed: unknown;
@@ -72,7 +83,13 @@ export async function personsCsvStream(
       for (let done = 0; done < limit; ) {
         const want = Math.min(PAGE, limit - done);
         const rows = await snapshot.page(where, want, offset + done);
-        for (const row of rows) if (!out.write(csvRow(row, keys)) && !(await writable(out))) return;
+        for (const row of rows) {
+          if (out.destroyed) return;
+          if (!out.write(csvRow(row, keys)) && !(await writable(out, stallMs))) {
+            out.destroy(); // a stalled client: end its response rather than hold a connection
+            return;
+          }
+        }
         done += rows.length;
         if (rows.length < want) break;
       }
