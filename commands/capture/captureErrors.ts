@@ -1,4 +1,10 @@
-import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
+import {
+  type DomainError,
+  forbidden,
+  tooLarge,
+  unauthenticated,
+  validation,
+} from '../../src/core/errors.ts';
 
 /**
  * A refused capture request. The capture steps return it instead of throwing (capture is the hot
@@ -6,11 +12,18 @@ import { type DomainError, tooLarge, unauthenticated, validation } from '../../s
  * failure has PostHog's body shape `{type, code, detail, attr}` (api-spec.md "Errors", capture.md §2.1).
  */
 export type CaptureFailure = Readonly<{ ok: false; error: CaptureError }>;
-/** What capture refuses with: 400 (validation), 401 (unauthenticated) or 413 (too_large). */
+/** What capture refuses with: 400 (validation), 401 (unauthenticated), 403 (forbidden) or 413 (too_large). */
 export type CaptureError = DomainError &
-  Readonly<{ kind: 'validation' | 'unauthenticated' | 'too_large' }>;
+  Readonly<{ kind: 'validation' | 'unauthenticated' | 'forbidden' | 'too_large' }>;
 
 const refuse = (error: CaptureError): CaptureFailure => ({ ok: false, error });
+
+/** The scope a personal API key needs to capture: capture writes events (and, through them, persons). */
+export const CAPTURE_SCOPE = 'event:write';
+
+/** A personal API key without the capture scope, as the /api routes answer a missing scope: 403. */
+export const missingCaptureScope = (): CaptureFailure =>
+  refuse(forbidden(`API key missing required scope '${CAPTURE_SCOPE}'`));
 
 /** Decision 4: anything malformed is one 400 code; the detail says what. */
 export const invalidPayload = (detail: string): CaptureFailure =>

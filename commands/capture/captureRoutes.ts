@@ -80,6 +80,7 @@ export const captureRoutes =
             204: z.null().describe('beacon=1: no body'),
             400: ApiErrorBody,
             401: ApiErrorBody,
+            403: ApiErrorBody,
             413: ApiErrorBody,
           },
         },

@@ -1,10 +1,13 @@
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import { hashKey } from '../../src/core/keys.ts';
+import { hasScope } from '../../src/core/principal.ts';
 import {
+  CAPTURE_SCOPE,
   type CaptureFailure,
   invalidApiKey,
   invalidPersonalApiKey,
   invalidProject,
+  missingCaptureScope,
 } from './captureErrors.ts';
 
 export type ProjectResolution = { ok: true; projectId: number } | CaptureFailure;
@@ -37,6 +40,7 @@ export function createProjectResolver(access: CaptureAccess, ttlMs = 30_000, mis
   async function byPersonalKey(token: string, projectIdField: unknown): Promise<ProjectResolution> {
     const key = await access.personalKeyByHash(hashKey(token));
     if (!key) return invalidPersonalApiKey();
+    if (!hasScope(key.scopes, CAPTURE_SCOPE)) return missingCaptureScope();
     const projectId =
       typeof projectIdField === 'number'
         ? projectIdField

@@ -830,7 +830,7 @@ describe('personal API key as api_key', () => {
     key = (
       await createPersonalApiKey(accessDeps(t.service.ctx), {
         userId: adminId,
-        scopes: ['query:read'],
+        scopes: ['event:write'],
         scopedProjectIds: null,
       })
     ).personalApiKey;
@@ -894,7 +894,7 @@ describe('personal API key as api_key', () => {
     const outsiderKey = (
       await createPersonalApiKey(accessDeps(t.service.ctx), {
         userId,
-        scopes: ['query:read'],
+        scopes: ['event:write'],
         scopedProjectIds: null,
       })
     ).personalApiKey;
@@ -915,7 +915,7 @@ describe('personal API key as api_key', () => {
     const scoped = (
       await createPersonalApiKey(accessDeps(t.service.ctx), {
         userId: adminId,
-        scopes: ['query:read'],
+        scopes: ['event:write'],
         scopedProjectIds: [otherProject.projectId],
       })
     ).personalApiKey;
@@ -924,6 +924,41 @@ describe('personal API key as api_key', () => {
       body: JSON.stringify({ api_key: scoped, project_id: t.projectId, batch: [ev(unique('pk'))] }),
     });
     expect(res2.status).toBe(400);
+  });
+
+  it('a key without the event:write scope → 403, nothing captured (read-only keys cannot change persons)', async () => {
+    const readOnly = (
+      await createPersonalApiKey(accessDeps(t.service.ctx), {
+        userId: adminId,
+        scopes: ['person:read', 'query:read'],
+        scopedProjectIds: null,
+      })
+    ).personalApiKey;
+    const did = unique('ro');
+    const res = await send({
+      path: '/e/',
+      body: JSON.stringify({ ...ev(did), api_key: readOnly, project_id: t.projectId }),
+    });
+    expectFailure(res, 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'event:write'",
+      attr: null,
+    });
+    expect(await readFromLog(t, { distinctId: did })).toEqual([]);
+    const writer = (
+      await createPersonalApiKey(accessDeps(t.service.ctx), {
+        userId: adminId,
+        scopes: ['*'],
+        scopedProjectIds: null,
+      })
+    ).personalApiKey;
+    expectOk(
+      await send({
+        path: '/e/',
+        body: JSON.stringify({ ...ev(did), api_key: writer, project_id: t.projectId }),
+      }),
+    );
   });
 
   it('an unknown personal key → 401 invalid_personal_api_key', async () => {

@@ -26,7 +26,7 @@ export type PipelineResult =
       sentAt: string | undefined;
       historicalMigration: boolean;
     }
-  | { status: 400 | 401 | 413; failure: CaptureError; bodyText: string };
+  | { status: 400 | 401 | 403 | 413; failure: CaptureError; bodyText: string };
 
 export const NOW = new Date('2024-06-02T02:10:00.000Z');
 
