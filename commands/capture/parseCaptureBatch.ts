@@ -107,9 +107,11 @@ function eventProblem(event: Json): string | undefined {
   if (present(uuid) && uuid !== '' && (typeof uuid !== 'string' || parseUuid(uuid) === null)) {
     return 'Invalid payload: Event field "uuid" is not a valid UUID!';
   }
-  const offset = event.offset;
-  if (present(offset) && !(typeof offset === 'number' && Number.isFinite(offset))) {
-    return `Invalid payload: Event field "offset" must be numeric, received ${pyType(offset)}!`;
+  // Django checks the offset inside `properties` too (capture.md §2.1).
+  for (const offset of [event.offset, isObject(event.properties) ? event.properties.offset : undefined]) {
+    if (present(offset) && !(typeof offset === 'number' && Number.isFinite(offset))) {
+      return `Invalid payload: Event field "offset" must be numeric, received ${pyType(offset)}!`;
+    }
   }
   return undefined;
 }

@@ -246,6 +246,13 @@ describe('parseCaptureBatch: malformed events (decision 4)', () => {
     expect(ok({ ...K, batch: [ev({ offset: 100 }), ev({ offset: null })] }).items).toHaveLength(2);
   });
 
+  it('offset inside properties: numbers only too (Django, capture.md §2.1)', () => {
+    expect(fail({ ...K, batch: [ev({ properties: { offset: 'soon' } })] }).detail).toBe(
+      'Invalid payload: Event field "offset" must be numeric, received str!',
+    );
+    expect(ok({ ...K, batch: [ev({ properties: { offset: 5 } })] }).items).toHaveLength(1);
+  });
+
   it('one bad event rejects the whole request', () => {
     expect(fail({ ...K, batch: [ev(), ev(), ev({ uuid: 'x' })] }).status).toBe(400);
   });
