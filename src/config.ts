@@ -51,6 +51,10 @@ const ConfigSchema = z.object({
     .default(2 * 1024 * 1024),
   /** most keys of properties + $set + $set_once in one captured event; more → 413 */
   CAPTURE_MAX_EVENT_PROPERTIES: z.coerce.number().int().min(10).default(10_000),
+  /** events per second a project may capture (token bucket; 0: no limit); the excess is dropped with an ingestion warning */
+  CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: z.coerce.number().int().min(0).default(100_000),
+  /** events a project may capture at once above its rate */
+  CAPTURE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(1_000_000),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -78,6 +82,7 @@ export type Config = Readonly<{
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
+  captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventDeletionSchedule: string;
 }>;
 
@@ -115,6 +120,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
+    captureQuota: {
+      ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,
+      burst: c.CAPTURE_RATE_LIMIT_BURST,
+    },
     captureLimits: {
       maxEventBytes: c.CAPTURE_MAX_EVENT_BYTES,
       maxEventProperties: c.CAPTURE_MAX_EVENT_PROPERTIES,

@@ -88,10 +88,13 @@ export async function createService(
     }
     return { ok: failing.length === 0, failing };
   };
-  const capture = captureRoutes(captureDeps(ctx, await openGeoIp(), config.captureLimits), {
-    capture: config.captureBodyLimitBytes,
-    batch: config.batchBodyLimitBytes,
-  });
+  const capture = captureRoutes(
+    captureDeps(ctx, await openGeoIp(), config.captureLimits, config.captureQuota),
+    {
+      capture: config.captureBodyLimitBytes,
+      batch: config.batchBodyLimitBytes,
+    },
+  );
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [

@@ -21,6 +21,7 @@ import {
 } from './normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from './parseCaptureBatch.ts';
 import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
+import { createProjectQuota, type ProjectQuota, type QuotaLimits } from './projectQuota.ts';
 import { createProjectResolver, type ResolveProject } from './resolveProject.ts';
 
 export type CaptureDeps = Readonly<{
@@ -29,6 +30,7 @@ export type CaptureDeps = Readonly<{
   geoip: GeoIp;
   now: () => Date;
   limits: EventLimits;
+  quota: ProjectQuota;
 }>;
 
 /** What one event may hold; a request with a larger event is refused (413) before anything is stored. */
@@ -52,12 +54,14 @@ export const captureDeps = (
   ctx: AppContext,
   geoip: GeoIp,
   limits: EventLimits = DEFAULT_EVENT_LIMITS,
+  quota: QuotaLimits = { ratePerSecond: 0, burst: 0 },
 ): CaptureDeps => ({
   resolveProject: createProjectResolver(accessReader(ctx.pool)),
   committer: createGroupCommitter(ctx.store),
   geoip,
   now: ctx.now,
   limits,
+  quota: createProjectQuota(quota),
 });
 
 const keyCount = (v: unknown) => (typeof v === 'object' && v !== null ? Object.keys(v).length : 0);
@@ -184,7 +188,17 @@ export async function captureEvents(
   // the client sent, and skips enriching the repeat.
   const taken = new Set<string>();
   let accepted = 0;
-  for (const item of batch.items) {
+  const kept = deps.quota.take(projectId, batch.items.length);
+  if (kept < batch.items.length) {
+    warn({
+      type: 'rate_limited',
+      details: {
+        dropped: batch.items.length - kept,
+        reason: 'the project captured more events than its rate limit allows',
+      },
+    });
+  }
+  for (const item of batch.items.slice(0, kept)) {
     const result = normalizeCapturedEvent(item, {
       projectId,
       now,
