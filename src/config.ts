@@ -55,6 +55,12 @@ const ConfigSchema = z.object({
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: z.coerce.number().int().min(0).default(100_000),
   /** events a project may capture at once above its rate */
   CAPTURE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(1_000_000),
+  /** bytes of event data one page of the events list may carry; a page of larger events is cut short (with a next link) */
+  EVENTS_PAGE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(32 * 1024 * 1024),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -83,6 +89,7 @@ export type Config = Readonly<{
   batchBodyLimitBytes: number;
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
+  eventsPageMaxBytes: number;
   eventDeletionSchedule: string;
 }>;
 
@@ -120,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
+    eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
     captureQuota: {
       ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,
       burst: c.CAPTURE_RATE_LIMIT_BURST,

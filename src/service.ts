@@ -99,7 +99,9 @@ export async function createService(
     auth: accessReader(stores.pool),
     apiRoutes: [
       ...routes(ctx),
-      ...(clickhouse ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx))] : []),
+      ...(clickhouse
+        ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
+        : []),
     ],
     publicRoutes: [capture],
     readiness,

@@ -66,6 +66,8 @@ export type ListInput = Readonly<{
   orderBy?: readonly string[];
   limit: number;
   offset: number;
+  /** a page of whole events stops before this many bytes of event data (at least one event) */
+  maxBytes?: number;
 }>;
 
 /** How the next page is reached: after the last row's timestamp, or by offset. */
@@ -74,7 +76,7 @@ export type Paging =
   | { kind: 'offset' };
 
 export type ListResult =
-  | { kind: 'events'; rows: EventRow[]; more: boolean; paging: Paging }
+  | { kind: 'events'; rows: EventRow[]; more: boolean; paging: Paging; truncated: boolean }
   | {
       kind: 'select';
       columns: string[];
@@ -215,20 +217,28 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   const page = `LIMIT ${params.number(input.limit + 1)} OFFSET ${params.number(input.offset)}`;
 
   if (!select) {
+    const fitting =
+      input.maxBytes === undefined
+        ? undefined
+        : await pageThatFits(ch, where, orderSql, page, params, input);
     const rows = await run<EventRow[]>(
       ch,
-      `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
+      fitting
+        ? `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} AND has(${params.strings(fitting)}, toString(uuid)) ORDER BY ${orderSql} LIMIT ${params.number(fitting.length)}`
+        : `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
       params,
       'JSONEachRow',
     );
-    const last = rows[input.limit - 1];
+    const shown = rows.slice(0, fitting ? fitting.length : input.limit);
+    const last = shown[fitting ? shown.length - 1 : input.limit - 1];
     if (paging.kind === 'cursor' && last)
       paging.last = { timestamp: formatTimestamp(last._ts), uuid: last._id };
     return {
       kind: 'events',
-      rows: rows.slice(0, input.limit),
-      more: rows.length > input.limit,
+      rows: shown,
+      more: fitting !== undefined || rows.length > input.limit,
       paging,
+      truncated: fitting !== undefined,
     };
   }
 
@@ -307,4 +317,35 @@ export async function propertyValues(
     'JSONEachRow',
   );
   return rows.map((r) => r._v);
+}
+
+/**
+ * The ids of the page's first events whose data fits in `maxBytes` (at least one), or undefined
+ * when the whole page fits. A cheap first read of sizes only, so a page of large events is never
+ * loaded whole: ten 3 MB events once made one list answer 390 MB.
+ */
+async function pageThatFits(
+  ch: ClickHouse,
+  where: string,
+  orderSql: string,
+  page: string,
+  params: Params,
+  input: ListInput,
+): Promise<string[] | undefined> {
+  const sizes = await run<{ _id: string; _size: number }[]>(
+    ch,
+    `SELECT toString(uuid) AS _id, length(properties) + length(elements_chain) + length(distinct_id) + length(event) AS _size
+       FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
+    params,
+    'JSONEachRow',
+  );
+  const candidates = sizes.slice(0, input.limit);
+  let total = 0;
+  let fits = 0;
+  for (const row of candidates) {
+    if (fits > 0 && total + Number(row._size) > (input.maxBytes ?? Infinity)) break;
+    total += Number(row._size);
+    fits++;
+  }
+  return fits < candidates.length ? candidates.slice(0, fits).map((r) => r._id) : undefined;
 }

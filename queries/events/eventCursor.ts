@@ -32,9 +32,9 @@ export function timestampCursorUrl(
 }
 
 /** Next page by offset (custom orderings and aggregate selects). */
-export function offsetUrl(base: URL, offset: number, limit: number): string {
+export function offsetUrl(base: URL, offset: number, limit: number, step = limit): string {
   const url = new URL(base);
-  url.searchParams.set('offset', String(offset + limit));
+  url.searchParams.set('offset', String(offset + step));
   url.searchParams.set('limit', String(limit));
   return url.toString();
 }

@@ -139,7 +139,11 @@ function nextLink(
 ): string | null {
   if (!result.more) return null;
   const base = requestUrl(request.protocol, request.headers.host, request.url);
-  if (result.paging.kind === 'offset') return offsetUrl(base, offset, limit);
+  if (result.paging.kind === 'offset') {
+    // a page cut short by its byte budget continues right after its last event
+    const step = result.kind === 'events' && result.truncated ? result.rows.length : limit;
+    return offsetUrl(base, offset, limit, step);
+  }
   return result.paging.last
     ? timestampCursorUrl(base, result.paging.descending, result.paging.last)
     : null;
@@ -149,8 +153,16 @@ function nextLink(
  * The events REST API (api-spec.md "Events (REST)", capture.md §4.2) over the ClickHouse
  * `events` table: list with filters, HogQL select/where, CSV; one event; property values.
  */
+/** Bytes of event data one page of the events list may carry: a page of large events is cut short. */
+export const DEFAULT_EVENTS_PAGE_MAX_BYTES = 32 * 1024 * 1024;
+
 export const eventQueryRoutes =
-  (ctx: AppContext, ch: ClickHouse, awaitEvents: AwaitEvents): FastifyPluginAsync =>
+  (
+    ctx: AppContext,
+    ch: ClickHouse,
+    awaitEvents: AwaitEvents,
+    pageMaxBytes = DEFAULT_EVENTS_PAGE_MAX_BYTES,
+  ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     const prefix = '/api/projects/:project_id/events';
@@ -242,6 +254,7 @@ export const eventQueryRoutes =
           properties: persons.properties,
           where: persons.where,
           personIdSets: persons.personIdSets,
+          maxBytes: pageMaxBytes,
         });
         const events = result.kind === 'events' ? result.rows.map(toEventView) : [];
         if (q.format === 'csv')
