@@ -19,13 +19,25 @@ export function personUpdateOf(properties: Properties): PersonUpdate {
 }
 
 /**
+ * Most keys a person holds: updates change existing keys freely but add no new key past it. One
+ * 30,000-key `$set` once made every persons export 61 MB; capture also limits keys per event.
+ */
+export const MAX_PERSON_PROPERTIES = 10_000;
+
+/**
  * $set_once only fills keys the person does not have (a stored null counts as present), then $set
  * overwrites, then $unset removes — so a key both set and unset in one event ends up removed.
- * Returns the same object when nothing changed.
+ * A new key past `MAX_PERSON_PROPERTIES` is not added. Returns the same object when nothing changed.
  */
 export function applyPersonUpdate(current: Properties, update: PersonUpdate): Properties {
   let next: Properties | undefined;
+  let room = MAX_PERSON_PROPERTIES - Object.keys(current).length;
   const write = (key: string, value: unknown) => {
+    const target = next ?? current;
+    if (!(key in target)) {
+      if (room <= 0) return;
+      room--;
+    }
     next ??= { ...current };
     next[key] = value;
   };

@@ -8,6 +8,7 @@ import { uuidv5 } from '../../src/core/uuidv5.ts';
 import {
   applyPersonUpdate,
   isDistinctIdIllegal,
+  MAX_PERSON_PROPERTIES,
   type Properties,
   personUpdateOf,
 } from './personUpdates.ts';
@@ -301,6 +302,14 @@ function applyCaptured(ws: WorkingSet, d: EventCapturedData): void {
   }
   if (NEVER_UPDATE_PERSONS.has(d.event)) return;
   const next = applyPersonUpdate(person.properties, update);
+  const refused = [...Object.keys(update.setOnce), ...Object.keys(update.set)].filter(
+    (k) => !(k in next) && !update.unset.includes(k),
+  );
+  if (refused.length > 0)
+    warn(ws, d, 'person_properties_limit_exceeded', {
+      limit: MAX_PERSON_PROPERTIES,
+      refused: refused.length,
+    });
   if (next !== person.properties) {
     person.properties = next;
     person.version++;

@@ -411,3 +411,38 @@ describe('persons fold: person management events', () => {
     ]);
   });
 });
+
+describe('person properties limit', () => {
+  it('adds no key past MAX_PERSON_PROPERTIES, still updates existing keys, and warns', async () => {
+    const { applyPersonUpdate, MAX_PERSON_PROPERTIES } = await import(
+      '../../../projections/persons/personUpdates.ts'
+    );
+    const full = Object.fromEntries(
+      Array.from({ length: MAX_PERSON_PROPERTIES }, (_, i) => [`k${i}`, i]),
+    );
+    const next = applyPersonUpdate(full, {
+      set: { k0: 'changed', extra: 1 },
+      setOnce: { other: 2 },
+      unset: [],
+    });
+    expect(next.k0).toBe('changed');
+    expect('extra' in next).toBe(false);
+    expect('other' in next).toBe(false);
+    expect(Object.keys(next)).toHaveLength(MAX_PERSON_PROPERTIES);
+    const room = applyPersonUpdate({ a: 1 }, { set: { b: 2 }, setOnce: {}, unset: ['a'] });
+    expect(room).toEqual({ b: 2 });
+
+    // MAX - 2 keys, plus $creator_event_uuid: room for exactly one more
+    const many = Object.fromEntries(
+      Array.from({ length: MAX_PERSON_PROPERTIES - 2 }, (_, i) => [`p${i}`, i]),
+    );
+    const ws = fold(
+      captured({ distinctId: 'big', ts: T(1), uuid: 'ev-big-1', set: many }),
+      captured({ distinctId: 'big', ts: T(2), uuid: 'ev-big-2', set: { last: 1, over: 2 } }),
+    );
+    const person = personOf(ws, 'big')!;
+    expect('last' in person.properties).toBe(true);
+    expect('over' in person.properties).toBe(false);
+    expect(ws.warnings.map((w) => w.type)).toContain('person_properties_limit_exceeded');
+  });
+});
