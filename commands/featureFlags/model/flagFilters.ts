@@ -96,12 +96,6 @@ export type FlagKeyResult =
   | { ok: false; code: string; detail: string; attr: 'key' };
 
 export const FLAG_KEY_MAX_LENGTH = 400;
-/** PostHog's wording for the uniqueness check, which needs the store and so lives with the caller. */
-export const DUPLICATE_FLAG_KEY = {
-  code: 'unique',
-  detail: 'There is already a feature flag with this key.',
-} as const;
-
 const GROUP_TYPES_LIMIT = 5;
 const OPERATORS: ReadonlySet<unknown> = new Set(FLAG_PROPERTY_OPERATORS);
 const PERSON_SCOPED_TYPES: ReadonlySet<unknown> = new Set(['person', 'cohort', 'flag']);
