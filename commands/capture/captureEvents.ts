@@ -4,8 +4,13 @@ import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
 import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
-import { type CaptureFailure, eventTooLarge } from './captureErrors.ts';
-import { decodeCaptureRequest, type RawCaptureRequest } from './decodeCaptureRequest.ts';
+import { type CaptureFailure, eventTooLarge, payloadTooLarge } from './captureErrors.ts';
+import {
+  DEFAULT_MAX_DECODED_BYTES,
+  decodeCaptureRequest,
+  inflateBody,
+  type RawCaptureRequest,
+} from './decodeCaptureRequest.ts';
 import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
 import { takeElementsChain } from './model/elementsChain.ts';
 import {
@@ -150,7 +155,9 @@ export async function captureEvents(
   request: RawCaptureRequest,
   ip: string | null,
 ): Promise<CaptureOutcome> {
-  const decoded = decodeCaptureRequest(request);
+  const inflated = await inflateBody(request.body);
+  if (inflated === 'too_large') return payloadTooLarge(DEFAULT_MAX_DECODED_BYTES);
+  const decoded = decodeCaptureRequest(request, inflated ? { inflatedBody: inflated } : {});
   if (!decoded.ok) return decoded;
   const batch = parseCaptureBatch(decoded.payload, {
     path: request.path,

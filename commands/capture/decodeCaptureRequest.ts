@@ -1,4 +1,5 @@
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import { jsonDepth } from '../../src/core/json.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
@@ -31,7 +32,31 @@ export type DecodedCaptureRequest = {
 export type DecodeOptions = {
   /** cap on what gzip / lz-string may expand to (a zip bomb is small on the wire); over it → 413 */
   maxDecodedBytes?: number;
+  /**
+   * The request body already gunzipped off the event loop (`inflateBody`): used instead of
+   * inflating it here when the body is what gets decoded.
+   */
+  inflatedBody?: Buffer;
 };
+
+/**
+ * Gunzips a gzip request body on libuv's thread pool, so a large or hostile body does not hold the
+ * event loop; `decodeCaptureRequest` then takes the result (`inflatedBody`). Undefined when the body
+ * is not gzip or does not inflate (the decoder then answers as it would); 'too_large' past the cap.
+ */
+const gunzipAsync = promisify(gunzip);
+
+export async function inflateBody(
+  body: Buffer | undefined,
+  max = DEFAULT_MAX_DECODED_BYTES,
+): Promise<Buffer | 'too_large' | undefined> {
+  if (!body || !isGzip(body)) return undefined;
+  try {
+    return await gunzipAsync(body, { maxOutputLength: max });
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? 'too_large' : undefined;
+  }
+}
 
 /** Above the largest body we take (20 MB on /batch), so that only compressed payloads can reach it. */
 export const DEFAULT_MAX_DECODED_BYTES = 32 * 1024 * 1024;
@@ -95,7 +120,10 @@ export function decodeCaptureRequest(
       if (unwrapped && isGzip(unwrapped)) bytes = unwrapped;
     }
     // Sniffing the magic bytes is required: posthog-js ≥ 1.398.2 gzips without any hint.
-    if (isGzip(bytes)) {
+    if (isGzip(bytes) && opts.inflatedBody && bytes === req.body) {
+      bytes = opts.inflatedBody;
+      decompressed = true;
+    } else if (isGzip(bytes)) {
       try {
         bytes = gunzipSync(bytes, { maxOutputLength: max });
       } catch (e) {
