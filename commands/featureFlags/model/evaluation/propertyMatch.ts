@@ -7,9 +7,10 @@
  *   `not_ends_with`) match and the others do not, as in PostHog's flags service;
  * - `is_set` matches a present key even when its value is null; `is_not_set` does not;
  * - null is the text "null" for the text operators and matches nothing else;
- * - a filter value the operator cannot use (a date or version that does not parse, an unknown
- *   operator) makes the filter not evaluable; a property value that does not parse as a date or a
- *   version simply does not match.
+ * - a date or version that does not parse, in the filter or in the property, does not match (the
+ *   flags service's `unwrap_or(false)`; posthog-node skips such a condition); neither does a
+ *   regex that does not compile or runs past the step budget, for `regex` and `not_regex` alike;
+ * - an unknown operator, or a regex construct the engine does not support, is not evaluable.
  */
 import type { FlagProperty } from '../flagFilters.ts';
 import { parseDate, parseDateFilter } from './dates.ts';
@@ -21,6 +22,7 @@ import {
   inRange,
   parseSemver,
   type Semver,
+  type SemverRange,
   tildeRange,
   wildcardRange,
 } from './semver.ts';
@@ -86,22 +88,29 @@ const invalidFilter = (property: FlagProperty, why: string) =>
     `filter on "${property.key}" (${String(property.operator ?? 'exact')}): ${why}`,
   );
 
-function semverOutcome(property: FlagProperty, operator: string, actual: unknown): Outcome {
-  const range =
-    operator === 'semver_tilde'
-      ? tildeRange(property.value)
-      : operator === 'semver_caret'
-        ? caretRange(property.value)
-        : operator === 'semver_wildcard'
-          ? wildcardRange(property.value)
-          : undefined;
-  const target: Semver | undefined = range ? undefined : parseSemver(property.value);
-  if (!range && !target) return invalidFilter(property, 'not a version');
-  if (actual === undefined || actual === null) return false;
-  const version = parseSemver(actual);
+type SemverFilter = { range: SemverRange } | { target: Semver };
+
+/** The filter's version or range; undefined when the value is no version (it never matches). */
+function semverFilter(property: FlagProperty, operator: string): SemverFilter | undefined {
+  const ranges: Record<string, (v: unknown) => SemverRange | undefined> = {
+    semver_tilde: tildeRange,
+    semver_caret: caretRange,
+    semver_wildcard: wildcardRange,
+  };
+  const toRange = ranges[operator];
+  if (toRange) {
+    const range = toRange(property.value);
+    return range && { range };
+  }
+  const target = parseSemver(property.value);
+  return target && { target };
+}
+
+function semverOutcome(filter: SemverFilter, operator: string, actual: unknown): boolean {
+  const version = actual === undefined || actual === null ? undefined : parseSemver(actual);
   if (!version) return false;
-  if (range) return inRange(version, range);
-  const order = compareSemver(version, target!);
+  if ('range' in filter) return inRange(version, filter.range);
+  const order = compareSemver(version, filter.target);
   switch (operator) {
     case 'semver_eq':
       return order === 0;
@@ -125,7 +134,7 @@ function dateOutcome(
   now: () => Date,
 ): Outcome {
   const bound = parseDateFilter(property.value, now);
-  if (bound === undefined) return invalidFilter(property, 'not a date');
+  if (bound === undefined) return false;
   const at = actual === undefined || actual === null ? undefined : parseDate(actual);
   if (at === undefined) return false;
   if (operator === 'is_date_before') return at < bound;
@@ -136,8 +145,9 @@ function dateOutcome(
 function regexOutcome(property: FlagProperty, negate: boolean, actual: unknown): Outcome {
   const result = regexMatches(String(property.value), String(actual));
   if (typeof result === 'boolean') return result !== negate;
-  // PostHog answers false for both operators when the pattern does not compile.
-  if (result.refused === 'invalid') return false;
+  // PostHog answers false for both operators when the pattern does not compile, or when the
+  // match runs past its limit.
+  if (result.refused !== 'unsupported') return false;
   return failure('unsupported_regex', `regex ${JSON.stringify(property.value)}: ${result.detail}`);
 }
 
@@ -198,22 +208,22 @@ export function matchProperty(
     case 'is_date_before':
     case 'is_date_after':
     case 'is_date_exact':
-      return !present && !source.complete
-        ? withFilterCheck(dateOutcome(property, operator, undefined, now), onMissing)
-        : dateOutcome(property, operator, actual, now);
+      // A filter that cannot match is false without loading the property.
+      if (!present && !source.complete && parseDateFilter(value, now) !== undefined)
+        return onMissing();
+      return dateOutcome(property, operator, actual, now);
     default:
       if (operator.startsWith('semver_') && isSemverOperator(operator)) {
-        return !present && !source.complete
-          ? withFilterCheck(semverOutcome(property, operator, undefined), onMissing)
-          : semverOutcome(property, operator, actual);
+        // An unusable filter value never matches (the flags service's `unwrap_or(false)`), so it
+        // needs no property loaded.
+        const filter = semverFilter(property, operator);
+        if (!filter) return false;
+        if (!present && !source.complete) return onMissing();
+        return semverOutcome(filter, operator, actual);
       }
       return invalidFilter(property, 'unknown operator');
   }
 }
-
-// A filter that can never be evaluated is reported as such even before its property is loaded.
-const withFilterCheck = (o: Outcome, onMissing: () => Outcome): Outcome =>
-  typeof o === 'boolean' ? onMissing() : o;
 
 const SEMVER = new Set([
   'semver_eq',

@@ -5,7 +5,7 @@
  * `~1.2.3` is [1.2.3, 1.3.0), `^` bumps the leftmost non-zero part, `1.2.*` is [1.2.0, 1.3.0).
  */
 export type Semver = readonly [number, number, number];
-type Range = { lower: Semver; upper: Semver };
+export type SemverRange = { lower: Semver; upper: Semver };
 
 function part(text: string | undefined): number | undefined {
   if (text === undefined || text === '') return 0;
@@ -32,12 +32,12 @@ export function compareSemver(a: Semver, b: Semver): number {
   return 0;
 }
 
-export function tildeRange(value: unknown): Range | undefined {
+export function tildeRange(value: unknown): SemverRange | undefined {
   const v = parseSemver(value);
   return v && { lower: v, upper: [v[0], v[1] + 1, 0] };
 }
 
-export function caretRange(value: unknown): Range | undefined {
+export function caretRange(value: unknown): SemverRange | undefined {
   const v = parseSemver(value);
   if (!v) return undefined;
   const [major, minor, patch] = v;
@@ -46,10 +46,10 @@ export function caretRange(value: unknown): Range | undefined {
   return { lower: v, upper };
 }
 
-const ANY_VERSION: Range = { lower: [0, 0, 0], upper: [Infinity, 0, 0] };
+const ANY_VERSION: SemverRange = { lower: [0, 0, 0], upper: [Infinity, 0, 0] };
 
 /** `1.2.*` and `1.*`; also `1.*.*` and a bare `*` (the Rust service's readings; posthog-node defers them). */
-export function wildcardRange(value: unknown): Range | undefined {
+export function wildcardRange(value: unknown): SemverRange | undefined {
   const raw = String(value).trim().replace(/^[vV]/, '');
   if (raw === '*') return ANY_VERSION;
   const text = raw.replace(/(\.\*)+$/, '').replace(/\*$/, '');
@@ -63,5 +63,5 @@ export function wildcardRange(value: unknown): Range | undefined {
   return { lower: [major, minor, 0], upper: [major, minor + 1, 0] };
 }
 
-export const inRange = (v: Semver, r: Range): boolean =>
+export const inRange = (v: Semver, r: SemverRange): boolean =>
   compareSemver(v, r.lower) >= 0 && compareSemver(v, r.upper) < 0;

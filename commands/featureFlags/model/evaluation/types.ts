@@ -89,10 +89,15 @@ export type Needs = {
 };
 
 export type NotEvaluableCode =
+  /** a cohort filter whose definition is not in `context.cohorts` */
   | 'cohort_unavailable'
+  /** the flag is on, or depends on, a cycle of flag dependencies */
   | 'dependency_cycle'
+  /** a flag dependency names no flag of the project */
   | 'missing_dependency'
+  /** an operator the evaluator does not know */
   | 'invalid_filter'
+  /** a regex construct the engine does not handle (look-around, back-references, …) */
   | 'unsupported_regex';
 
 export type FlagEvaluation =

@@ -1,7 +1,8 @@
 /**
- * The tree a flag regex parses to (`regexSyntax.ts`), and the two ways a pattern is refused:
- * `invalid` (Rust's `regex` rejects it too) or `unsupported` (valid for `fancy_regex`, which
- * PostHog's flags service uses, but not handled by this engine).
+ * The tree a flag regex parses to (`regexSyntax.ts`), and the ways a pattern is refused:
+ * `invalid` (Rust's `regex` rejects it too), `unsupported` (valid for `fancy_regex`, which
+ * PostHog's flags service uses, but not handled by this engine), or `budget` (the match would
+ * take too long).
  */
 import type { CharTest } from './charClasses.ts';
 
@@ -23,9 +24,12 @@ export type RegexNode =
   | { t: 'alt'; items: RegexNode[] }
   | { t: 'repeat'; node: RegexNode; min: number; max: number };
 
+/** `budget`: the match ran past the step budget (the flags service's backtrack limit). */
+export type RefusalKind = 'invalid' | 'unsupported' | 'budget';
+
 export class RegexRefusal extends Error {
   constructor(
-    readonly kind: 'invalid' | 'unsupported',
+    readonly kind: RefusalKind,
     detail: string,
   ) {
     super(detail);

@@ -5,11 +5,12 @@
  * (`regexSyntax.ts`) is compiled to a Thompson NFA and simulated over the value's code points one
  * step at a time, so the work is at most (pattern size × value length): `(a+)+$` against
  * "aaaa…!" is as quick as `a$`. A step budget bounds even that product; over it, the match is
- * refused like a pattern this engine does not support.
+ * refused (`budget`), which the flag operators read as no match, as the flags service reads
+ * its backtrack limit.
  */
 import { isWordChar } from './charClasses.ts';
 import { parseRegex } from './regexSyntax.ts';
-import { type AssertKind, type RegexNode, RegexRefusal } from './regexTree.ts';
+import { type AssertKind, type RefusalKind, type RegexNode, RegexRefusal } from './regexTree.ts';
 
 type Inst =
   | { op: 'char'; test: (cp: number) => boolean }
@@ -132,7 +133,7 @@ function run(prog: Inst[], input: readonly number[]): boolean {
     if (add(current, 0, at)) return true;
     if (at === input.length) return false;
     budget -= current.length + 1;
-    if (budget < 0) throw new RegexRefusal('unsupported', 'match exceeds the step budget');
+    if (budget < 0) throw new RegexRefusal('budget', 'match exceeds the step budget');
     const cp = input[at]!;
     generation++;
     const following: number[] = [];
@@ -144,9 +145,9 @@ function run(prog: Inst[], input: readonly number[]): boolean {
   }
 }
 
-export type RegexResult = boolean | { refused: 'invalid' | 'unsupported'; detail: string };
+export type RegexResult = boolean | { refused: RefusalKind; detail: string };
 
-type Compiled = Inst[] | { refused: 'invalid' | 'unsupported'; detail: string };
+type Compiled = Inst[] | { refused: RefusalKind; detail: string };
 const cache = new Map<string, Compiled>();
 const CACHE_LIMIT = 2000;
 

@@ -99,15 +99,13 @@ describe('dates', () => {
       expect(parseDate(bad)).toBeUndefined();
   });
 
-  it('is_date_exact compares instants; an unparsable value does not match, an unparsable filter is refused', () => {
+  it('is_date_exact compares instants; an unparsable value or filter does not match', () => {
     expect(match('is_date_exact', '2022-04-05', '2022-04-05T00:00:00Z')).toBe(true);
     expect(match('is_date_exact', '2022-04-05', '2022-04-05T00:00:01Z')).toBe(false);
     expect(match('is_date_before', '2022-04-05', 'not a date')).toBe(false);
     expect(match('is_date_before', '2022-04-05', true)).toBe(false);
-    expect(match('is_date_before', 'someday', '2022-01-01')).toMatchObject({
-      error: 'invalid_filter',
-    });
-    expect(match('is_date_before', true, '2022-01-01')).toMatchObject({ error: 'invalid_filter' });
+    expect(match('is_date_before', 'someday', '2022-01-01')).toBe(false);
+    expect(match('is_date_after', true, '2022-01-01')).toBe(false);
   });
 });
 
@@ -122,10 +120,11 @@ describe('operators where posthog-node 5 defers to the server', () => {
     expect(match('is_not', 'null', null)).toBe(false);
   });
 
-  it('semver: an unparsable property value does not match, an unparsable filter is refused', () => {
+  it('semver: an unparsable property value or filter does not match', () => {
     expect(match('semver_gt', '1.2.3', 'banana')).toBe(false);
     expect(match('semver_gt', '1.2.3', '01.2.3')).toBe(false);
-    expect(match('semver_eq', 'nope', '1.2.3')).toMatchObject({ error: 'invalid_filter' });
+    expect(match('semver_eq', 'nope', '1.2.3')).toBe(false);
+    expect(match('semver_neq', 'nope', '1.2.3')).toBe(false);
     expect(match('semver_wildcard', '1.*.*', '1.9.0')).toBe(true);
     expect(match('semver_wildcard', '*', '0.0.1')).toBe(true);
     expect(match('semver_lte', '2.0', '2.0.0-rc.1')).toBe(true);
@@ -144,14 +143,14 @@ describe('operators where posthog-node 5 defers to the server', () => {
     expect(match('in', 3, 3)).toMatchObject({ error: 'invalid_filter' });
   });
 
-  it('a filter that can never work is refused even while its property is still missing', () => {
+  it('a filter that can never match is false even while its property is still missing', () => {
     const partial = { properties: {}, complete: false };
-    expect(matchProperty(prop('semver_eq', 'x.y'), partial, clock, missingPerson)).toMatchObject({
-      unresolved: 'error',
-    });
-    expect(matchProperty(prop('semver_eq', '1.0.0'), partial, clock, missingPerson)).toMatchObject({
-      unresolved: 'missing',
-    });
+    const missing = (operator: string, value: unknown) =>
+      matchProperty(prop(operator, value), partial, clock, missingPerson);
+    expect(missing('semver_eq', 'x.y')).toBe(false);
+    expect(missing('is_date_before', 'someday')).toBe(false);
+    expect(missing('semver_eq', '1.0.0')).toMatchObject({ unresolved: 'missing' });
+    expect(missing('is_date_before', '-1d')).toMatchObject({ unresolved: 'missing' });
   });
 
   it('regex: an invalid pattern is false for both operators, an unsupported one is refused', () => {
