@@ -7,7 +7,7 @@
  */
 import type { FlagProperty } from '../flagFilters.ts';
 import { dependencyOutcome } from './dependencies.ts';
-import { combine, failure, missingPerson, not, type Outcome } from './outcome.ts';
+import { combine, failure, not, type Outcome } from './outcome.ts';
 import { matchProperty } from './propertyMatch.ts';
 import type { Session } from './session.ts';
 import type { CohortPropertyGroup } from './types.ts';
@@ -62,6 +62,6 @@ function itemOutcome(
       ? cohortOutcome(session, property, visiting)
       : property.type === 'flag'
         ? dependencyOutcome(session, property)
-        : matchProperty(property, session.context.person, session.now, missingPerson);
+        : matchProperty(property, session.context.person, session.now);
   return property.negation ? not(outcome) : outcome;
 }

@@ -3,20 +3,27 @@
  * aggregates by its own `aggregation_group_type_index` when it has the key (an explicit null is
  * person-aggregated), else by the flag's; a group condition uses that group's properties and key,
  * and is skipped (`no_group_type`) when the request did not pass the group.
+ *
+ * This is the hot path of /decide: no closures or generators per call.
  */
 import type { FlagCondition, FlagFilters, FlagProperty } from '../flagFilters.ts';
 import { cohortOutcome } from './cohorts.ts';
 import { dependencyOutcome } from './dependencies.ts';
 import { inRollout, variantFor } from './hashing.ts';
-import { combine, missingGroup, missingPerson, type Outcome, type Unresolved } from './outcome.ts';
+import { type Outcome, type Unresolved, worse } from './outcome.ts';
 import { matchProperty } from './propertyMatch.ts';
-import { groupOf, personIdentifier, type Session } from './session.ts';
+import { groupName, personIdentifier, type Session } from './session.ts';
 import type { EvaluableFlag, PropertySource } from './types.ts';
 
 export type ConditionResult =
   | { kind: 'match'; variant: string | null }
   | { kind: 'no_condition_match' | 'out_of_rollout_bound' | 'no_group_type' }
   | Unresolved;
+
+const NO_MATCH: ConditionResult = { kind: 'no_condition_match' };
+const OUT_OF_ROLLOUT: ConditionResult = { kind: 'out_of_rollout_bound' };
+const NO_GROUP_TYPE: ConditionResult = { kind: 'no_group_type' };
+const MATCH_BOOLEAN: ConditionResult = { kind: 'match', variant: null };
 
 export function conditionAggregation(
   condition: FlagCondition,
@@ -27,23 +34,32 @@ export function conditionAggregation(
     : (filters.aggregation_group_type_index ?? null);
 }
 
-function* filterOutcomes(
+/** The filters AND-ed; any false wins, whatever the order (see outcome.ts). */
+function filtersOutcome(
   session: Session,
   properties: readonly FlagProperty[],
   source: PropertySource,
-  onMissing: () => Outcome,
-): Generator<Outcome> {
+  group: string | undefined,
+): Outcome {
+  let pending: Unresolved | undefined;
   for (const property of properties) {
-    if (property.type === 'cohort') yield cohortOutcome(session, property);
-    else if (property.type === 'flag') yield dependencyOutcome(session, property);
-    else yield matchProperty(property, source, session.now, onMissing);
+    const outcome =
+      property.type === 'cohort'
+        ? cohortOutcome(session, property)
+        : property.type === 'flag'
+          ? dependencyOutcome(session, property)
+          : matchProperty(property, source, session.now, group);
+    if (outcome === false) return false;
+    if (outcome !== true) pending = worse(pending, outcome);
   }
+  return pending ?? true;
 }
 
 /**
  * Evaluates `condition` of `flag` under `aggregation`. A person condition of a flag bucketed by
  * device id is skipped as out of rollout when the request has no device id (the flags service's
- * rule).
+ * rule). The hash is computed only when it can change the answer (a rollout under 100, or a
+ * variant to pick).
  */
 export function evaluateCondition(
   session: Session,
@@ -51,47 +67,40 @@ export function evaluateCondition(
   condition: FlagCondition,
   aggregation: number | null,
 ): ConditionResult {
-  let source: PropertySource = session.context.person;
-  let onMissing: () => Outcome = missingPerson;
-  let identifier: () => string | null | Unresolved = () => personIdentifier(session, flag);
-  if (
-    aggregation === null &&
-    flag.bucketing_identifier === 'device_id' &&
-    !session.context.deviceId
-  )
-    return { kind: 'out_of_rollout_bound' };
-  if (aggregation !== null) {
-    const group = groupOf(session, aggregation);
-    if (!group) return { kind: 'no_group_type' };
-    source = group;
-    onMissing = () => missingGroup(group.name);
-    identifier = () => group.key;
+  const { context } = session;
+  let source: PropertySource = context.person;
+  let group: string | undefined;
+  if (aggregation === null) {
+    if (flag.bucketing_identifier === 'device_id' && !context.deviceId) return OUT_OF_ROLLOUT;
+  } else {
+    group = groupName(session, aggregation);
+    if (group === undefined) return NO_GROUP_TYPE;
+    source = context.groups![group]!;
   }
 
-  const properties = condition.properties ?? [];
-  const matched = combine(filterOutcomes(session, properties, source, onMissing), false);
-  if (matched === false) return { kind: 'no_condition_match' };
-  if (matched !== true) return matched;
+  const properties = condition.properties;
+  if (properties && properties.length > 0) {
+    const matched = filtersOutcome(session, properties, source, group);
+    if (matched === false) return NO_MATCH;
+    if (matched !== true) return matched;
+  }
 
-  // The hash is read only when it can change the answer (a rollout under 100, or a variant).
-  let id: string | null | Unresolved | undefined;
-  const getId = () => {
-    id ??= identifier();
-    return id;
-  };
+  let identifier: string | null | Unresolved | undefined;
   const rollout = condition.rollout_percentage;
   if (rollout !== null && rollout !== undefined && rollout < 100) {
-    const bucket = getId();
-    if (typeof bucket !== 'string') return bucket ?? { kind: 'out_of_rollout_bound' };
-    if (!inRollout(flag.key, bucket, rollout)) return { kind: 'out_of_rollout_bound' };
+    identifier =
+      group === undefined ? personIdentifier(session, flag) : context.groups![group]!.key;
+    if (typeof identifier !== 'string') return identifier ?? OUT_OF_ROLLOUT;
+    if (!inRollout(flag.key, identifier, rollout)) return OUT_OF_ROLLOUT;
   }
 
-  const variants = flag.filters?.multivariate?.variants ?? [];
+  const variants = flag.filters?.multivariate?.variants;
+  if (!variants || variants.length === 0) return MATCH_BOOLEAN;
   const override = condition.variant;
   if (override && variants.some((v) => v.key === override))
     return { kind: 'match', variant: override };
-  if (variants.length === 0) return { kind: 'match', variant: null };
-  const bucket = getId();
-  if (typeof bucket !== 'string') return bucket ?? { kind: 'out_of_rollout_bound' };
-  return { kind: 'match', variant: variantFor(flag.key, bucket, variants) ?? null };
+  identifier ??=
+    group === undefined ? personIdentifier(session, flag) : context.groups![group]!.key;
+  if (typeof identifier !== 'string') return identifier ?? OUT_OF_ROLLOUT;
+  return { kind: 'match', variant: variantFor(flag.key, identifier, variants) ?? null };
 }

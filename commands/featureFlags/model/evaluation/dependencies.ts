@@ -10,7 +10,7 @@ import { failure, type Outcome } from './outcome.ts';
 import { asDependencyValue, filtersOf, resolveFlag, type Session } from './session.ts';
 import type { EvaluableFlag } from './types.ts';
 
-function dependencyRefs(flag: EvaluableFlag): string[] {
+export function dependencyRefs(flag: EvaluableFlag): string[] {
   const refs: string[] = [];
   for (const condition of filtersOf(flag).groups ?? []) {
     for (const property of condition.properties ?? []) {
@@ -22,16 +22,17 @@ function dependencyRefs(flag: EvaluableFlag): string[] {
 
 /** Whether the flag is on, or leads to, a cycle of flag references. */
 export function inCycle(session: Session, flag: EvaluableFlag): boolean {
-  const state = session.cycles.get(flag.key);
+  const cycles = session.catalog.cycles;
+  const state = cycles.get(flag.key);
   if (state === 'visiting') return true;
   if (state !== undefined) return state === 'cycle';
-  session.cycles.set(flag.key, 'visiting');
+  cycles.set(flag.key, 'visiting');
   let cyclic = false;
   for (const ref of dependencyRefs(flag)) {
     const dependency = resolveFlag(session, ref);
     if (dependency && inCycle(session, dependency)) cyclic = true;
   }
-  session.cycles.set(flag.key, cyclic ? 'cycle' : 'ok');
+  cycles.set(flag.key, cyclic ? 'cycle' : 'ok');
   return cyclic;
 }
 

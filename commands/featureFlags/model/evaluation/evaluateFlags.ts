@@ -21,7 +21,7 @@ import { type ConditionResult, conditionAggregation, evaluateCondition } from '.
 import { inCycle } from './dependencies.ts';
 import { holdoutHash } from './hashing.ts';
 import { missingPerson, type Unresolved, worse } from './outcome.ts';
-import { createSession, filtersOf, groupOf, personIdentifier, type Session } from './session.ts';
+import { createSession, filtersOf, groupName, personIdentifier, type Session } from './session.ts';
 import type {
   EvaluableFlag,
   EvaluationContext,
@@ -96,6 +96,7 @@ function unresolved(flag: EvaluableFlag, u: Unresolved): FlagEvaluation {
 /** Early access (step 4): decided, or undefined to go on, or unresolved. */
 function earlyAccess(session: Session, flag: EvaluableFlag): FlagEvaluation | undefined {
   const filters = filtersOf(flag);
+  if (filters.feature_enrollment !== true && !filters.super_groups?.length) return undefined;
   const person = session.context.person;
   const has = (key: string) =>
     Object.hasOwn(person.properties, key) && person.properties[key] !== undefined;
@@ -148,18 +149,20 @@ function evaluateOne(session: Session, flag: EvaluableFlag): FlagEvaluation {
   }
   const filters = filtersOf(flag);
   const flagAggregation = filters.aggregation_group_type_index ?? null;
-  const group = flagAggregation === null ? undefined : groupOf(session, flagAggregation);
-  if (flagAggregation !== null && !group)
+  const group = flagAggregation === null ? undefined : groupName(session, flagAggregation);
+  if (flagAggregation !== null && group === undefined)
     return evaluated(flag, false, null, reason('no_group_type', null));
 
-  const early = earlyAccess(session, flag) ?? holdout(session, flag, group?.key);
+  const groupKey = group === undefined ? undefined : session.context.groups![group]!.key;
+  const early = earlyAccess(session, flag) ?? holdout(session, flag, groupKey);
   if (early) return early;
 
   let pending: Unresolved | undefined;
   let best: { code: ReasonCode; index: number } | undefined;
   let skippedGroups = false;
   const conditions = filters.groups ?? [];
-  for (const [index, condition] of conditions.entries()) {
+  for (let index = 0; index < conditions.length; index++) {
+    const condition = conditions[index]!;
     const result: ConditionResult = evaluateCondition(
       session,
       flag,

@@ -5,14 +5,15 @@
  * Python server, the Rust service and every SDK; `parseInt(hex15, 16) / LONG_SCALE` reproduces
  * that rounding.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FlagVariant } from '../flagFilters.ts';
 
 // biome-ignore lint/correctness/noPrecisionLoss: PostHog's constant; its double rounding is the point
 const LONG_SCALE = 0xfffffffffffffff;
 
 function sha1Fraction(input: string): number {
-  const hex = createHash('sha1').update(input, 'utf8').digest('hex');
+  // One-shot hash (Node ≥ 20.12): several times quicker than createHash for short inputs.
+  const hex = hash('sha1', input, 'hex');
   return Number.parseInt(hex.slice(0, 15), 16) / LONG_SCALE;
 }
 

@@ -14,7 +14,7 @@
  */
 import type { FlagProperty } from '../flagFilters.ts';
 import { parseDate, parseDateFilter } from './dates.ts';
-import { failure, type Outcome } from './outcome.ts';
+import { failure, missingGroup, missingPerson, type Outcome } from './outcome.ts';
 import { regexMatches } from './regex/safeRegex.ts';
 import {
   caretRange,
@@ -151,27 +151,36 @@ function regexOutcome(property: FlagProperty, negate: boolean, actual: unknown):
   return failure('unsupported_regex', `regex ${JSON.stringify(property.value)}: ${result.detail}`);
 }
 
-/** Matches a person or group property filter (not cohort, not flag) against `source`. */
+/** What a partial source is missing: the person's properties, or that group type's. */
+const missing = (group: string | undefined): Outcome =>
+  group === undefined ? missingPerson() : missingGroup(group);
+
+/** A key the source lacks: unknown if partial; else only is_not_set and negative operators match. */
+const absent = (source: PropertySource, operator: string, group: string | undefined): Outcome =>
+  source.complete ? NEGATIVE.has(operator) || operator === 'is_not_set' : missing(group);
+
+/**
+ * Matches a person or group property filter (not cohort, not flag) against `source`, the
+ * properties of the person (`group` undefined) or of the named group type.
+ */
 export function matchProperty(
   property: FlagProperty,
   source: PropertySource,
   now: () => Date,
-  onMissing: () => Outcome,
+  group?: string,
 ): Outcome {
   const operator = property.operator ?? 'exact';
   const present =
     Object.hasOwn(source.properties, property.key) && source.properties[property.key] !== undefined;
   const actual = present ? source.properties[property.key] : undefined;
   if (operator === 'is_set' || operator === 'is_not_set') {
-    if (!present) return source.complete ? operator === 'is_not_set' : onMissing();
-    return operator === 'is_set';
+    return present ? operator === 'is_set' : absent(source, operator, group);
   }
   const value = property.value;
-  const missingAnswer = (): Outcome => (source.complete ? NEGATIVE.has(operator) : onMissing());
   switch (operator) {
     case 'exact':
     case 'is_not':
-      if (!present) return missingAnswer();
+      if (!present) return absent(source, operator, group);
       return exactMatch(value, actual) === (operator === 'exact');
     case 'icontains':
     case 'not_icontains':
@@ -179,7 +188,7 @@ export function matchProperty(
     case 'not_starts_with':
     case 'ends_with':
     case 'not_ends_with': {
-      if (!present) return missingAnswer();
+      if (!present) return absent(source, operator, group);
       const text = asciiLower(actual);
       const needle = asciiLower(value);
       const hit = operator.endsWith('icontains')
@@ -191,13 +200,13 @@ export function matchProperty(
     }
     case 'regex':
     case 'not_regex':
-      if (!present) return missingAnswer();
+      if (!present) return absent(source, operator, group);
       return regexOutcome(property, operator === 'not_regex', actual);
     case 'gt':
     case 'gte':
     case 'lt':
     case 'lte': {
-      if (!present) return missingAnswer();
+      if (!present) return absent(source, operator, group);
       if (actual === null) return false;
       const target = typeof value === 'number' ? value : Number.parseFloat(String(value));
       const number = typeof actual === 'number' ? actual : Number.parseFloat(String(actual));
@@ -210,7 +219,7 @@ export function matchProperty(
     case 'is_date_exact':
       // A filter that cannot match is false without loading the property.
       if (!present && !source.complete && parseDateFilter(value, now) !== undefined)
-        return onMissing();
+        return missing(group);
       return dateOutcome(property, operator, actual, now);
     default:
       if (operator.startsWith('semver_') && isSemverOperator(operator)) {
@@ -218,7 +227,7 @@ export function matchProperty(
         // needs no property loaded.
         const filter = semverFilter(property, operator);
         if (!filter) return false;
-        if (!present && !source.complete) return onMissing();
+        if (!present && !source.complete) return missing(group);
         return semverOutcome(filter, operator, actual);
       }
       return invalidFilter(property, 'unknown operator');

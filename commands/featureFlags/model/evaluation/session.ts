@@ -1,22 +1,44 @@
 /**
- * The state of one `evaluateFlags` call: the flags by key and id, the context, the clock (read
- * at most once), the results so far (a dependency is evaluated once), and the bucketing
- * identifiers. The evaluation of a flag by key is passed in (`evaluate`), so conditions can
- * evaluate a dependency without an import cycle.
+ * The state of one `evaluateFlags` call: the context, the clock (read at most once), the results
+ * so far (a dependency is evaluated once) and the flags being evaluated (to catch a cycle the
+ * definitions check missed). What depends only on the definitions — flags by key and id, the
+ * cycle check — is a `Catalog`, kept per flags array: callers pass the same array for as long as
+ * the definitions do not change (a new array gets a new catalog). The evaluation of a flag is
+ * passed in (`evaluate`), so conditions can evaluate a dependency without an import cycle.
  */
 import type { FlagFilters } from '../flagFilters.ts';
 import { failure, missingHashKeyOverrides, type Outcome, type Unresolved } from './outcome.ts';
-import type { EvaluableFlag, EvaluationContext, FlagEvaluation, GroupContext } from './types.ts';
+import type { EvaluableFlag, EvaluationContext, FlagEvaluation } from './types.ts';
+
+export type Catalog = {
+  readonly byKey: ReadonlyMap<string, EvaluableFlag>;
+  readonly byId: ReadonlyMap<string, EvaluableFlag>;
+  /** flag key → on or behind a cycle of dependencies; filled as flags are checked */
+  readonly cycles: Map<string, 'visiting' | 'cycle' | 'ok'>;
+};
+
+const catalogs = new WeakMap<readonly EvaluableFlag[], Catalog>();
+
+function catalogOf(flags: readonly EvaluableFlag[]): Catalog {
+  let catalog = catalogs.get(flags);
+  if (!catalog) {
+    catalog = {
+      byKey: new Map(flags.map((f) => [f.key, f])),
+      byId: new Map(flags.map((f) => [String(f.id), f])),
+      cycles: new Map(),
+    };
+    catalogs.set(flags, catalog);
+  }
+  return catalog;
+}
 
 export type Session = {
   readonly context: EvaluationContext;
   readonly now: () => Date;
-  readonly byKey: ReadonlyMap<string, EvaluableFlag>;
-  readonly byId: ReadonlyMap<string, EvaluableFlag>;
+  readonly catalog: Catalog;
   readonly results: Map<string, FlagEvaluation>;
   readonly inProgress: Set<string>;
-  readonly cycles: Map<string, 'visiting' | 'cycle' | 'ok'>;
-  evaluate: (flag: EvaluableFlag) => FlagEvaluation;
+  readonly evaluate: (flag: EvaluableFlag) => FlagEvaluation;
 };
 
 export function createSession(
@@ -32,11 +54,9 @@ export function createSession(
       instant ??= now();
       return instant;
     },
-    byKey: new Map(flags.map((f) => [f.key, f])),
-    byId: new Map(flags.map((f) => [String(f.id), f])),
+    catalog: catalogOf(flags),
     results: new Map(),
     inProgress: new Set(),
-    cycles: new Map(),
     evaluate: (flag) => evaluate(session, flag),
   };
   return session;
@@ -46,16 +66,12 @@ export const filtersOf = (flag: EvaluableFlag): FlagFilters => flag.filters ?? {
 
 /** A dependency names its flag by key (local evaluation) or by id (PostHog's stored filters). */
 export const resolveFlag = (session: Session, ref: string): EvaluableFlag | undefined =>
-  session.byKey.get(ref) ?? session.byId.get(ref);
+  session.catalog.byKey.get(ref) ?? session.catalog.byId.get(ref);
 
-/** The group of a type index, when the project maps the index and the request passed the group. */
-export function groupOf(
-  session: Session,
-  index: number,
-): (GroupContext & { name: string }) | undefined {
+/** The group type name of an index, when the project maps it and the request passed that group. */
+export function groupName(session: Session, index: number): string | undefined {
   const name = session.context.groupTypeMapping?.[String(index)];
-  const group = name === undefined ? undefined : session.context.groups?.[name];
-  return group && name !== undefined ? { ...group, name } : undefined;
+  return name !== undefined && session.context.groups?.[name] !== undefined ? name : undefined;
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   evaluateFlags,
   flagValue,
 } from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import { missingPerson } from '../../../../../commands/featureFlags/model/evaluation/outcome.ts';
 import { matchProperty } from '../../../../../commands/featureFlags/model/evaluation/propertyMatch.ts';
 import type { FlagProperty } from '../../../../../commands/featureFlags/model/flagFilters.ts';
 
@@ -17,12 +16,7 @@ const clock = () => NOW;
 const prop = (operator: string, value: unknown): FlagProperty =>
   ({ key: 'k', value, operator, type: 'person' }) as FlagProperty;
 const match = (operator: string, value: unknown, actual: unknown, now = clock) =>
-  matchProperty(
-    prop(operator, value),
-    { properties: { k: actual }, complete: true },
-    now,
-    missingPerson,
-  );
+  matchProperty(prop(operator, value), { properties: { k: actual }, complete: true }, now);
 
 describe('relative dates read the injected clock', () => {
   const at = (text: string) => relativeDate(text, clock)?.toISOString();
@@ -146,7 +140,7 @@ describe('operators where posthog-node 5 defers to the server', () => {
   it('a filter that can never match is false even while its property is still missing', () => {
     const partial = { properties: {}, complete: false };
     const missing = (operator: string, value: unknown) =>
-      matchProperty(prop(operator, value), partial, clock, missingPerson);
+      matchProperty(prop(operator, value), partial, clock);
     expect(missing('semver_eq', 'x.y')).toBe(false);
     expect(missing('is_date_before', 'someday')).toBe(false);
     expect(missing('semver_eq', '1.0.0')).toMatchObject({ unresolved: 'missing' });
