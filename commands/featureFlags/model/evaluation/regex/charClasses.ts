@@ -38,6 +38,15 @@ export function classEscape(letter: string): CharTest | undefined {
       return space;
     case 'S':
       return (cp) => !space(cp);
+    // fancy_regex extras: hex digit, any character, any but a newline
+    case 'h':
+      return POSIX.xdigit;
+    case 'H':
+      return (cp) => !POSIX.xdigit!(cp);
+    case 'O':
+      return () => true;
+    case 'N':
+      return (cp) => cp !== 10;
     default:
       return undefined;
   }

@@ -3,11 +3,13 @@
  * PostHog's flags service compiles, through `fancy_regex`): literals and escapes (`\n`, `\x7F`,
  * `\x{…}`, `\u…`, escaped punctuation), `.`, classes with ranges, negation, nesting, `\d\w\s`,
  * `\p{…}` and `[:alpha:]`, anchors `^ $ \A \z \b \B \< \>`, groups (capturing, `(?:…)`, named),
- * inline flags `i m s` (`(?i)` and `(?i:…)`), alternation and greedy or lazy repetition.
+ * inline flags `i m s` (`(?i)` and `(?i:…)`), alternation and greedy or lazy repetition, and
+ * fancy_regex's extra escapes `\h \H \e \K \G \Z \O \N \R`.
  *
  * The result is either a tree or a refusal: `invalid` (Rust rejects the pattern too: PostHog then
  * answers false for both `regex` and `not_regex`) or `unsupported` (valid for `fancy_regex` but not
- * here: look-around, back-references, atomic groups, class set operations, verbose mode).
+ * here: look-around, back-references, subroutine calls, atomic groups, possessive repetition,
+ * class set operations, verbose mode).
  */
 import {
   type CharTest,
@@ -19,11 +21,22 @@ import {
 import { type AssertKind, invalid, type RegexNode, unsupported } from './regexTree.ts';
 
 type Flags = { i: boolean; m: boolean; s: boolean };
+
+const LINE_BREAK: RegexNode = {
+  t: 'alt',
+  items: [
+    { t: 'cat', items: [13, 10].map((cp) => ({ t: 'char', test: (x: number) => x === cp })) },
+    { t: 'char', test: (x) => x === 10 || x === 11 || x === 12 || x === 13 },
+  ],
+};
 type Escaped = { cp: number } | { test: CharTest } | { assert: AssertKind };
 
 const ASSERTIONS: Record<string, AssertKind> = {
   A: 'textStart',
+  // fancy_regex: \G is where the previous match ended, the start for a single search.
+  G: 'textStart',
   z: 'textEnd',
+  Z: 'textEndBeforeNewlines',
   b: 'wordBoundary',
   B: 'notWordBoundary',
   '<': 'wordStart',
@@ -31,7 +44,7 @@ const ASSERTIONS: Record<string, AssertKind> = {
 };
 
 const MAX_REPEAT = 1000;
-const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 11, a: 7 };
+const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 11, a: 7, e: 27 };
 
 class Parser {
   private pos = 0;
@@ -236,11 +249,15 @@ class Parser {
     if (c === 'u') return { cp: this.hexEscape(4) };
     if (c === 'U') return { cp: this.hexEscape(8) };
     if (/[1-9]/.test(c) || c === 'k') return unsupported('back-reference');
+    if (c === 'g') return unsupported('subroutine call');
     if (/[\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e ]/.test(c)) return { cp: c.codePointAt(0)! };
     return invalid(`unrecognized escape \\${c}`);
   }
 
   private escapeNode(flags: Flags): RegexNode {
+    // fancy_regex: \K only moves the reported start of the match; \R is any line break.
+    if (this.eat('K')) return { t: 'empty' };
+    if (this.eat('R')) return LINE_BREAK;
     const e = this.escape(false);
     if ('assert' in e) return { t: 'assert', kind: e.assert };
     if ('test' in e) return { t: 'char', test: flags.i ? caseless(e.test) : e.test };

@@ -9,6 +9,8 @@ import type { CharTest } from './charClasses.ts';
 export type AssertKind =
   | 'textStart'
   | 'textEnd'
+  /** fancy_regex `\Z`: the end, or before the newlines that end the text */
+  | 'textEndBeforeNewlines'
   | 'lineStart'
   | 'lineEnd'
   | 'wordBoundary'

@@ -79,12 +79,17 @@ function compile(root: RegexNode): Inst[] {
   return prog;
 }
 
-function holds(kind: AssertKind, prev: number, next: number): boolean {
+function holds(kind: AssertKind, input: readonly number[], at: number): boolean {
+  const prev = at > 0 ? input[at - 1]! : -1;
+  const next = at < input.length ? input[at]! : -1;
   switch (kind) {
     case 'textStart':
       return prev === -1;
     case 'textEnd':
       return next === -1;
+    case 'textEndBeforeNewlines':
+      for (let i = at; i < input.length; i++) if (input[i] !== 10) return false;
+      return true;
     case 'lineStart':
       return prev === -1 || prev === 10;
     case 'lineEnd':
@@ -108,8 +113,6 @@ function run(prog: Inst[], input: readonly number[]): boolean {
   const stack: number[] = [];
   // Adds pc and everything reachable without consuming; true when that reaches `match`.
   const add = (list: number[], pc: number, at: number): boolean => {
-    const prev = at > 0 ? input[at - 1]! : -1;
-    const next = at < input.length ? input[at]! : -1;
     stack.push(pc);
     while (stack.length > 0) {
       const p = stack.pop()!;
@@ -123,7 +126,7 @@ function run(prog: Inst[], input: readonly number[]): boolean {
       if (inst.op === 'jmp') stack.push(inst.x);
       else if (inst.op === 'split') stack.push(inst.y, inst.x);
       else if (inst.op === 'assert') {
-        if (holds(inst.kind, prev, next)) stack.push(p + 1);
+        if (holds(inst.kind, input, at)) stack.push(p + 1);
       } else list.push(p);
     }
     return false;
