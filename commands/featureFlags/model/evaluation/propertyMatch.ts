@@ -36,7 +36,7 @@ const NEGATIVE = new Set([
   'not_ends_with',
 ]);
 
-/** JSON text with object keys sorted (by code point), as the flags service prints non-strings. */
+/** Compact JSON with sorted object keys, as the flags service prints a value that is no string. */
 export function jsonText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return `[${value.map((v) => jsonLiteral(v)).join(',')}]`;
@@ -89,15 +89,15 @@ const invalidFilter = (property: FlagProperty, why: string) =>
   );
 
 type SemverFilter = { range: SemverRange } | { target: Semver };
+const SEMVER_RANGES: Record<string, (v: unknown) => SemverRange | undefined> = {
+  semver_tilde: tildeRange,
+  semver_caret: caretRange,
+  semver_wildcard: wildcardRange,
+};
 
 /** The filter's version or range; undefined when the value is no version (it never matches). */
 function semverFilter(property: FlagProperty, operator: string): SemverFilter | undefined {
-  const ranges: Record<string, (v: unknown) => SemverRange | undefined> = {
-    semver_tilde: tildeRange,
-    semver_caret: caretRange,
-    semver_wildcard: wildcardRange,
-  };
-  const toRange = ranges[operator];
+  const toRange = SEMVER_RANGES[operator];
   if (toRange) {
     const range = toRange(property.value);
     return range && { range };
