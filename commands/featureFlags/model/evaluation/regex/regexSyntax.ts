@@ -18,33 +18,21 @@ import {
   posixClass,
   unicodeProperty,
 } from './charClasses.ts';
-import { type AssertKind, invalid, type RegexNode, unsupported } from './regexTree.ts';
+import {
+  ASSERTIONS,
+  type AssertKind,
+  invalid,
+  LINE_BREAK,
+  type RegexNode,
+  SIMPLE_ESCAPES,
+  unsupported,
+} from './regexTree.ts';
 
 type Flags = { i: boolean; m: boolean; s: boolean };
 
-const LINE_BREAK: RegexNode = {
-  t: 'alt',
-  items: [
-    { t: 'cat', items: [13, 10].map((cp) => ({ t: 'char', test: (x: number) => x === cp })) },
-    { t: 'char', test: (x) => x === 10 || x === 11 || x === 12 || x === 13 },
-  ],
-};
 type Escaped = { cp: number } | { test: CharTest } | { assert: AssertKind };
 
-const ASSERTIONS: Record<string, AssertKind> = {
-  A: 'textStart',
-  // fancy_regex: \G is where the previous match ended, the start for a single search.
-  G: 'textStart',
-  z: 'textEnd',
-  Z: 'textEndBeforeNewlines',
-  b: 'wordBoundary',
-  B: 'notWordBoundary',
-  '<': 'wordStart',
-  '>': 'wordEnd',
-};
-
 const MAX_REPEAT = 1000;
-const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 11, a: 7, e: 27 };
 
 class Parser {
   private pos = 0;
