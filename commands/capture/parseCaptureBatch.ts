@@ -108,7 +108,10 @@ function eventProblem(event: Json): string | undefined {
     return 'Invalid payload: Event field "uuid" is not a valid UUID!';
   }
   // Django checks the offset inside `properties` too (capture.md §2.1).
-  for (const offset of [event.offset, isObject(event.properties) ? event.properties.offset : undefined]) {
+  for (const offset of [
+    event.offset,
+    isObject(event.properties) ? event.properties.offset : undefined,
+  ]) {
     if (present(offset) && !(typeof offset === 'number' && Number.isFinite(offset))) {
       return `Invalid payload: Event field "offset" must be numeric, received ${pyType(offset)}!`;
     }
