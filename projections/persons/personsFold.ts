@@ -39,6 +39,26 @@ export type GroupRow = {
   createdAt: string;
   version: number;
 };
+/**
+ * A person the fold created, and where: the event's log position and the distinct id it was created
+ * for (its first). One event creates at most one person per distinct id, so (project, position,
+ * distinct id) names it without the global integer id; time travel, which folds only a slice of the
+ * log, maps its own persons to the live ids through it.
+ */
+export type PersonCreated = {
+  id: number;
+  projectId: number;
+  uuid: string;
+  distinctId: string;
+  position: bigint;
+};
+/**
+ * Two distinct ids of one project whose persons one event read together (a merge asked for by
+ * `$identify`, `$create_alias` or `$merge_dangerously`, done or refused). These are the only reads
+ * across distinct ids: the persons of distinct ids never linked, even through others, never
+ * influence each other, which is what lets time travel fold one person's part of the log alone.
+ */
+export type PersonLink = { projectId: number; distinctId: string; otherId: string };
 export type PersonWarning = {
   projectId: number;
   type: string;
@@ -74,6 +94,9 @@ export type WorkingSet = {
   dirtyGroups: Set<string>;
   newGroupTypes: { projectId: number; groupType: string; index: number }[];
   warnings: PersonWarning[];
+  /** persons created (also those deleted or merged away later in the same batch) */
+  createdPersons: PersonCreated[];
+  links: PersonLink[];
 };
 
 export const mappingKey = (projectId: number, distinctId: string) => `${projectId}|${distinctId}`;
@@ -176,6 +199,20 @@ const warn = (ws: WorkingSet, d: EventCapturedData, type: string, details: Prope
   ws.warnings.push({ projectId: d.projectId, type, eventUuid: d.uuid, details, at: d.receivedAt });
 };
 
+/** The merge an event asks for (capture.md §3.5): the distinct id to merge in, if any. */
+function mergeRequestOf(d: EventCapturedData): { otherId: string; dangerous: boolean } | undefined {
+  const p = d.properties;
+  if (d.event === '$identify') {
+    const anon = str(p.$anon_distinct_id);
+    return anon ? { otherId: anon, dangerous: false } : undefined;
+  }
+  if (d.event === '$create_alias' || d.event === '$merge_dangerously') {
+    const alias = str(p.alias);
+    return alias ? { otherId: alias, dangerous: d.event === '$merge_dangerously' } : undefined;
+  }
+  return undefined;
+}
+
 /** capture.md §3.5: `other` is merged into the person of the event's distinct id. */
 function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous: boolean): void {
   const intoId = d.distinctId;
@@ -186,6 +223,8 @@ function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous:
       otherDistinctId: otherId,
     });
   }
+  // From here on the rules read both persons: whatever the outcome, the two ids are linked.
+  ws.links.push({ projectId: d.projectId, distinctId: intoId, otherId });
   const into = personOf(ws, d.projectId, intoId);
   const other = personOf(ws, d.projectId, otherId);
   const update = personUpdateOf(d.properties);
@@ -279,10 +318,8 @@ function applyCaptured(ws: WorkingSet, d: EventCapturedData): void {
     for (const type of Object.keys(groups)) groupTypeIndex(ws, d.projectId, type);
   }
   if (d.event === '$groupidentify') return upsertGroup(ws, d);
-  if (d.event === '$identify' && p.$anon_distinct_id !== undefined && str(p.$anon_distinct_id))
-    merge(ws, d, str(p.$anon_distinct_id)!, false);
-  if ((d.event === '$create_alias' || d.event === '$merge_dangerously') && str(p.alias))
-    merge(ws, d, str(p.alias)!, d.event === '$merge_dangerously');
+  const request = mergeRequestOf(d);
+  if (request) merge(ws, d, request.otherId, request.dangerous);
 
   const update = personUpdateOf(p);
   const person = personOf(ws, d.projectId, d.distinctId);
@@ -366,8 +403,20 @@ function applyPersonEvent(ws: WorkingSet, event: PersonEvent): void {
 }
 
 export function applyToWorkingSet(ws: WorkingSet, event: RecordedEvent): void {
+  const firstNew = ws.nextPersonId;
   if (event.type === 'EventCaptured') applyCaptured(ws, event.data as EventCapturedData);
   else applyPersonEvent(ws, event as unknown as PersonEvent);
+  // No rule creates a person and removes it, or one of its ids, within the same event.
+  for (let id = firstNew; id < ws.nextPersonId; id++) {
+    const p = ws.persons.get(id)!;
+    ws.createdPersons.push({
+      id,
+      projectId: p.projectId,
+      uuid: p.uuid,
+      distinctId: p.distinctIds[0]!,
+      position: event.position,
+    });
+  }
 }
 
 export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1): WorkingSet => ({
@@ -384,4 +433,6 @@ export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1): WorkingSet => ({
   dirtyGroups: new Set(),
   newGroupTypes: [],
   warnings: [],
+  createdPersons: [],
+  links: [],
 });

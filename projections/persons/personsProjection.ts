@@ -36,6 +36,18 @@ const schema = `
   CREATE TABLE IF NOT EXISTS person_ingestion_warnings (
     id uuid PRIMARY KEY, project_id integer NOT NULL, type text NOT NULL, event_uuid text, details jsonb NOT NULL, at timestamptz NOT NULL);
   CREATE TABLE IF NOT EXISTS persons_counters (name text PRIMARY KEY, value bigint NOT NULL);
+  -- Time travel's index (queries/personTimeTravel/README.md). Every person ever created, merged away
+  -- or deleted since included: its integer id and uuid, the distinct id it was created for and the
+  -- log position of the event that created it.
+  CREATE TABLE IF NOT EXISTS person_identities (
+    id integer PRIMARY KEY, project_id integer NOT NULL, uuid uuid NOT NULL, distinct_id text NOT NULL, position bigint NOT NULL);
+  CREATE INDEX IF NOT EXISTS person_identities_uuid ON person_identities (project_id, uuid, id);
+  CREATE INDEX IF NOT EXISTS person_identities_distinct_id ON person_identities (project_id, distinct_id);
+  -- Pairs of distinct ids whose persons one event read together (a merge asked for, done or
+  -- refused), both ways round: the only links between the persons of different distinct ids.
+  CREATE TABLE IF NOT EXISTS person_links (
+    project_id integer NOT NULL, distinct_id text NOT NULL, other_id text NOT NULL,
+    PRIMARY KEY (project_id, distinct_id, other_id));
 `;
 
 async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet> {
@@ -238,6 +250,37 @@ async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
       ],
     );
   }
+  if (ws.createdPersons.length > 0) {
+    const c = ws.createdPersons;
+    await tx.query(
+      `INSERT INTO person_identities (id, project_id, uuid, distinct_id, position)
+       SELECT * FROM unnest($1::int[], $2::int[], $3::uuid[], $4::text[], $5::bigint[])
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        c.map((x) => x.id),
+        c.map((x) => x.projectId),
+        c.map((x) => x.uuid),
+        c.map((x) => x.distinctId),
+        c.map((x) => x.position.toString()),
+      ],
+    );
+  }
+  if (ws.links.length > 0) {
+    const pairs = new Map<string, [number, string, string]>();
+    for (const l of ws.links) {
+      for (const [a, b] of [
+        [l.distinctId, l.otherId],
+        [l.otherId, l.distinctId],
+      ] as const)
+        pairs.set(JSON.stringify([l.projectId, a, b]), [l.projectId, a, b]);
+    }
+    const rows = [...pairs.values()];
+    await tx.query(
+      `INSERT INTO person_links (project_id, distinct_id, other_id)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+    );
+  }
   await tx.query(
     `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
     [ws.nextPersonId, ws.nextOrd],
@@ -258,6 +301,8 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
     'groups',
     'person_ingestion_warnings',
     'persons_counters',
+    'person_identities',
+    'person_links',
   ],
   filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
   // Each batch loads the persons it touches: larger batches share more of those loads.

@@ -1,8 +1,10 @@
 import type pg from 'pg';
 import { isStorable, type PersonRef } from '../../commands/persons/model/personRef.ts';
 import type { PersonRecord } from '../../commands/persons/model/personView.ts';
+import { checkpointId, readCheckpoint } from '../../src/processing/projection.ts';
 import { escapeLike, FilterError } from '../shared/propertyFilterTree.ts';
 import { compilePersonFilters, type PersonWhere, PgParams } from './personFilters.ts';
+import { personsProjection } from './personsProjection.ts';
 
 /**
  * The only reader of the persons read model's tables (`persons`, `person_distinct_ids`,
@@ -32,6 +34,26 @@ export type PersonsSnapshot = Readonly<{
   /** commits (true) or rolls back, and gives the connection back; never throws */
   end(commit: boolean): Promise<void>;
 }>;
+
+/** A person the projection ever created (`person_identities`), live or merged away or deleted since. */
+export type PersonIdentity = Readonly<{
+  id: number;
+  uuid: string;
+  /** the distinct id it was created for */
+  distinctId: string;
+  /** log position of the event that created it */
+  position: bigint;
+}>;
+
+type IdentityRow = { id: number; uuid: string; distinct_id: string; position: string };
+const toIdentity = (r: IdentityRow): PersonIdentity => ({
+  id: r.id,
+  uuid: r.uuid,
+  distinctId: r.distinct_id,
+  position: BigInt(r.position),
+});
+const SELECT_IDENTITY =
+  'SELECT id, uuid::text AS uuid, distinct_id, position FROM person_identities';
 
 const SELECT_PERSON = `SELECT p.id, p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
     COALESCE((SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id), '{}') AS distinct_ids
@@ -239,6 +261,61 @@ export const personsReader = (pool: pg.Pool) => ({
       [projectId, ref.kind === 'id' ? ref.id : ref.uuid],
     );
     return rows.map((r) => r.distinct_id);
+  },
+
+  /**
+   * Time travel's index: the persons ever created in the project with this integer id or uuid
+   * (several for a uuid given again after its person was deleted), oldest first.
+   */
+  async identitiesByRef(projectId: number, ref: PersonRef): Promise<PersonIdentity[]> {
+    if (!isStorable(ref)) return [];
+    const { rows } = await pool.query<IdentityRow>(
+      ref.kind === 'id'
+        ? `${SELECT_IDENTITY} WHERE project_id = $1::int AND id = $2::int`
+        : `${SELECT_IDENTITY} WHERE project_id = $1::int AND uuid = $2::uuid ORDER BY id`,
+      [projectId, ref.kind === 'id' ? ref.id : ref.uuid],
+    );
+    return rows.map(toIdentity);
+  },
+
+  /** The persons ever created in the project for one of these distinct ids, oldest first. */
+  async identitiesCreatedFor(
+    projectId: number,
+    distinctIds: readonly string[],
+  ): Promise<PersonIdentity[]> {
+    if (distinctIds.length === 0) return [];
+    const { rows } = await pool.query<IdentityRow>(
+      `${SELECT_IDENTITY} WHERE project_id = $1::int AND distinct_id = ANY($2::text[]) ORDER BY id`,
+      [projectId, distinctIds],
+    );
+    return rows.map(toIdentity);
+  },
+
+  /** Distinct ids an event ever merged (or tried to merge) with one of these, none of these. */
+  async linkedDistinctIds(projectId: number, distinctIds: readonly string[]): Promise<string[]> {
+    if (distinctIds.length === 0) return [];
+    const { rows } = await pool.query<{ other_id: string }>(
+      `SELECT DISTINCT other_id FROM person_links
+        WHERE project_id = $1::int AND distinct_id = ANY($2::text[]) AND NOT (other_id = ANY($2::text[]))`,
+      [projectId, distinctIds],
+    );
+    return rows.map((r) => r.other_id);
+  },
+
+  /** The log position up to which these tables are applied (-1n: nothing yet). */
+  appliedPosition: (): Promise<bigint> => readCheckpoint(pool, checkpointId(personsProjection)),
+
+  /**
+   * Whether `person_identities` and `person_links` cover every person: false when the read model
+   * was built before they existed (persons 1… have no identity) until `rebuild persons`.
+   */
+  async identityIndexComplete(): Promise<boolean> {
+    const { rows } = await pool.query<{ first: number | null; next: string | null }>(
+      `SELECT (SELECT min(id) FROM person_identities) AS first,
+              (SELECT value FROM persons_counters WHERE name = 'person_id') AS next`,
+    );
+    const { first, next } = rows[0]!;
+    return next === null || Number(next) <= 1 || first === 1;
   },
 
   /**

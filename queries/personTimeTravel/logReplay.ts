@@ -1,31 +1,16 @@
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { type PersonEvent, personEventTypes } from '../../commands/persons/model/personEvents.ts';
-import type { WorkingSet } from '../../projections/persons/personsFold.ts';
+import {
+  applyToWorkingSet,
+  emptyWorkingSet,
+  type PersonCreated,
+  type PersonRow,
+  type WorkingSet,
+} from '../../projections/persons/personsFold.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 
 /** Exactly the events the persons projection folds (its `filter`), so a replay reproduces it. */
 export const PERSON_LOG_TYPES: readonly string[] = ['EventCaptured', ...personEventTypes];
-
-/**
- * Every person-relevant event of the log, all projects, in log order, up to the head as it was
- * when the replay started (later appends are not seen, so one answer reads one consistent prefix).
- * O(log): there is no index by time or person yet; fine while logs are small.
- */
-export async function replayLog(
-  store: EventStore,
-  visit: (event: RecordedEvent) => void,
-): Promise<number> {
-  const head = await store.headPosition();
-  let count = 0;
-  for await (const event of readAllEvents(store, { eventTypes: PERSON_LOG_TYPES })) {
-    if (event.position > head) break;
-    visit(event);
-    count++;
-  }
-  return count;
-}
 
 /**
  * Event time, the cut-off basis of time travel: the skew-corrected `timestamp` of a captured event,
@@ -56,4 +41,33 @@ export function forgetBookkeeping(ws: WorkingSet): void {
   ws.dirtyGroups.clear();
   ws.newGroupTypes.length = 0;
   ws.warnings.length = 0;
+  ws.createdPersons.length = 0;
+  ws.links.length = 0;
+}
+
+/** A person's public integer id and uuid, as the live read model shows them. */
+export type Identity = { id: number; uuid: string };
+
+/**
+ * How a replay names the persons its fold creates. Over the whole log the fold's own numbering is
+ * the live one (`ownIdentity`); over a slice of the log (one person's streams) it is not, and the
+ * identities come from the read model, by the position and distinct id of the creating event.
+ */
+export type IdentityOf = (created: PersonCreated) => Identity;
+export const ownIdentity: IdentityOf = (c) => ({ id: c.id, uuid: c.uuid });
+
+/** The live fold of a replay: every event, and the public identity of each person it created. */
+export class LiveFold {
+  readonly ws: WorkingSet = emptyWorkingSet();
+  private readonly identities = new Map<number, Identity>();
+
+  constructor(private readonly identityOf: IdentityOf = ownIdentity) {}
+
+  apply(event: RecordedEvent): void {
+    applyToWorkingSet(this.ws, event);
+    for (const c of this.ws.createdPersons) this.identities.set(c.id, this.identityOf(c));
+    forgetBookkeeping(this.ws);
+  }
+
+  identity = (p: PersonRow): Identity => this.identities.get(p.id) ?? { id: p.id, uuid: p.uuid };
 }

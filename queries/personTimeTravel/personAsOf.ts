@@ -1,4 +1,3 @@
-import type { PersonRef as PersonIdRef } from '../../commands/persons/model/personRef.ts';
 import { type PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
 import {
   applyToWorkingSet,
@@ -8,8 +7,17 @@ import {
   type WorkingSet,
 } from '../../projections/persons/personsFold.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
+import {
+  eventTimeOf,
+  forgetBookkeeping,
+  type Identity,
+  type IdentityOf,
+  LiveFold,
+  ownIdentity,
+} from './logReplay.ts';
+import { type PersonRef, replayPersonSlice, type TimeTravelDeps } from './personSlice.ts';
+
+export type { PersonRef } from './personSlice.ts';
 
 /**
  * Time travel for persons (issue #4): a person as it was at a moment, recomputed from the log with
@@ -23,22 +31,17 @@ import { eventTimeOf, forgetBookkeeping, replayLog } from './logReplay.ts';
  *   event with an earlier timestamp counts for every cut-off at or after its timestamp, and it is
  *   applied where it sits in the log (after events that arrived before it, even newer-stamped ones).
  *   Consequence: an answer for a past cut-off can change when such a late event arrives.
- * - Integer ids are global (one counter over all projects), so the replay covers every project. And
- *   since events past the cut-off still created persons in the live fold, the as-of fold cannot number
- *   persons itself: a second, complete fold (exactly the live projection) runs beside it, and each
- *   as-of person takes the id and uuid the live fold gave the person of its distinct id when the
- *   as-of person was created. Ids and uuids therefore equal the live ones, also for persons that were
- *   deleted or merged away since.
- * - Cost: O(log) per answer (the whole log is read; nothing is indexed by time yet).
+ * - Events past the cut-off still created persons in the live fold, so the as-of fold cannot number
+ *   persons itself: a second, complete fold (the live one) runs beside it, and each as-of person takes
+ *   the id and uuid the live fold gives the person of its distinct id right after the same event.
+ *   The live fold's own identities are the read model's (`IdentityOf`): over the whole log its own
+ *   numbering, over one person's slice of the log (`personSlice.ts`) the `person_identities` rows.
+ *   Ids and uuids therefore equal the live ones, also for persons deleted or merged away since.
+ * - Cost: O(the person's events), see personSlice.ts.
  */
-
-/** A person by integer id or uuid (the REST `:id`, parsed by `parsePersonRef`), or by a distinct id (the CLI). */
-export type PersonRef = PersonIdRef | { kind: 'distinct_id'; distinctId: string };
 
 /** The persons read slice's Person view (api-spec "Person" + is_identified), so as-of and live answers compare equal. */
 export type PersonAsOf = PersonView;
-
-type Identity = { id: number; uuid: string };
 
 export const cutoffMs = (asOf: Date | string): number =>
   typeof asOf === 'string' ? Date.parse(asOf) : asOf.getTime();
@@ -80,37 +83,38 @@ export function viewOf(p: PersonRow, who: Identity): PersonAsOf {
   });
 }
 
-/** The pure part: feed it the log in order, then ask. */
+/** The pure part: feed it the log (or a person's slice of it) in order, then ask. */
 export class PersonAsOfFold {
   /** every event: the live projection's state, the source of ids */
-  readonly live: WorkingSet = emptyWorkingSet();
+  readonly live: LiveFold;
   /** only events at or before the cut-off; its own ids are private */
   readonly past: WorkingSet = emptyWorkingSet();
   private readonly identities = new Map<number, Identity>();
 
-  constructor(readonly cutoff: number) {}
+  constructor(
+    readonly cutoff: number,
+    identityOf: IdentityOf = ownIdentity,
+  ) {
+    this.live = new LiveFold(identityOf);
+  }
 
   apply(event: RecordedEvent): void {
-    applyToWorkingSet(this.live, event);
+    this.live.apply(event);
     if (isAtOrBefore(event, this.cutoff)) {
-      const firstNew = this.past.nextPersonId;
       applyToWorkingSet(this.past, event);
-      for (let id = firstNew; id < this.past.nextPersonId; id++) {
-        const p = this.past.persons.get(id);
-        if (p) this.identities.set(id, this.liveIdentityOf(p));
-      }
+      for (const c of this.past.createdPersons)
+        this.identities.set(c.id, this.liveIdentityOf(this.past.persons.get(c.id)!));
     }
-    forgetBookkeeping(this.live);
     forgetBookkeeping(this.past);
   }
 
   /** The live person holding the new person's first distinct id right after the same event. */
   private liveIdentityOf(p: PersonRow): Identity {
+    const live = this.live.ws;
     for (const d of p.distinctIds) {
-      const liveId = this.live.mapping.get(mappingKey(p.projectId, d));
-      const live =
-        liveId === null || liveId === undefined ? undefined : this.live.persons.get(liveId);
-      if (live) return { id: live.id, uuid: live.uuid };
+      const liveId = live.mapping.get(mappingKey(p.projectId, d));
+      const person = liveId === null || liveId === undefined ? undefined : live.persons.get(liveId);
+      if (person) return this.live.identity(person);
     }
     // Not reachable with the current rules (the live fold applied the same event); keep an answer.
     return { id: p.id, uuid: p.uuid };
@@ -125,7 +129,7 @@ export class PersonAsOfFold {
   }
 }
 
-/** Pure: a person as of `asOf` from an event list in log order. */
+/** Pure: a person as of `asOf` from a whole log (every project) in log order. */
 export function personAsOfEvents(
   events: Iterable<RecordedEvent>,
   projectId: number,
@@ -137,14 +141,21 @@ export function personAsOfEvents(
   return fold.find(projectId, ref);
 }
 
-/** The person as of `asOf`, from the log (null when nobody matched then). */
+/**
+ * The person as of `asOf`, from its part of the log (null when nobody matched then; without reading
+ * the log when no person of the project ever had that id or uuid).
+ */
 export async function personAsOf(
-  store: EventStore,
+  deps: TimeTravelDeps,
   projectId: number,
   ref: PersonRef,
   asOf: Date | string,
 ): Promise<PersonAsOf | null> {
-  const fold = new PersonAsOfFold(cutoffMs(asOf));
-  await replayLog(store, (e) => fold.apply(e));
-  return fold.find(projectId, ref);
+  const fold = await replayPersonSlice(
+    deps,
+    projectId,
+    ref,
+    (identityOf) => new PersonAsOfFold(cutoffMs(asOf), identityOf),
+  );
+  return fold?.find(projectId, ref) ?? null;
 }

@@ -1,21 +1,16 @@
-import {
-  applyToWorkingSet,
-  emptyWorkingSet,
-  keysOf,
-  mappingKey,
-  type WorkingSet,
-} from '../../projections/persons/personsFold.ts';
+import { keysOf, mappingKey, type WorkingSet } from '../../projections/persons/personsFold.ts';
 import type { Properties } from '../../projections/persons/personUpdates.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import {
   distinctIdOf,
   eventNameOf,
   eventTimeOf,
-  forgetBookkeeping,
+  type IdentityOf,
+  LiveFold,
+  ownIdentity,
   projectOf,
-  replayLog,
 } from './logReplay.ts';
+import { replayPersonSlice, type TimeTravelDeps } from './personSlice.ts';
 
 /**
  * `npm run cli -- person history <distinct_id>`: every property change of the person that distinct id
@@ -61,18 +56,26 @@ function diff(
 }
 
 export class PersonHistoryFold {
-  readonly ws: WorkingSet = emptyWorkingSet();
+  private readonly live: LiveFold;
   private readonly rows: Row[] = [];
   /** person id merged away → the person it was merged into */
   private readonly mergedInto = new Map<number, number>();
 
-  constructor(private readonly projectId: number) {}
+  constructor(
+    private readonly projectId: number,
+    identityOf: IdentityOf = ownIdentity,
+  ) {
+    this.live = new LiveFold(identityOf);
+  }
+
+  get ws(): WorkingSet {
+    return this.live.ws;
+  }
 
   apply(event: RecordedEvent): void {
     const ws = this.ws;
     if (projectOf(event) !== this.projectId) {
-      applyToWorkingSet(ws, event);
-      forgetBookkeeping(ws);
+      this.live.apply(event);
       return;
     }
     const distinctId = distinctIdOf(event);
@@ -83,8 +86,7 @@ export class PersonHistoryFold {
       if (id !== undefined) before.set(id, ws.persons.get(id)!.properties);
     }
     const managedId = idOf(ws, this.projectId, distinctId);
-    applyToWorkingSet(ws, event);
-    forgetBookkeeping(ws);
+    this.live.apply(event);
     // A captured event changes the person its distinct id maps to afterwards (merges included);
     // a management event the person it named.
     const targetId =
@@ -125,21 +127,24 @@ export class PersonHistoryFold {
     const changes = this.rows
       .filter((r) => this.resolve(r.personId) === person.id)
       .map(({ personId: _, ...c }) => c);
-    return {
-      person: { id: person.id, uuid: person.uuid, distinct_ids: [...person.distinctIds] },
-      changes,
-    };
+    const { id: publicId, uuid } = this.live.identity(person);
+    return { person: { id: publicId, uuid, distinct_ids: [...person.distinctIds] }, changes };
   }
 }
 
+/** The history of the person `distinctId` belongs to now, from its part of the log. */
 export async function personHistory(
-  store: EventStore,
+  deps: TimeTravelDeps,
   projectId: number,
   distinctId: string,
 ): Promise<PersonHistory | null> {
-  const fold = new PersonHistoryFold(projectId);
-  await replayLog(store, (e) => fold.apply(e));
-  return fold.result(distinctId);
+  const fold = await replayPersonSlice(
+    deps,
+    projectId,
+    { kind: 'distinct_id', distinctId },
+    (identityOf) => new PersonHistoryFold(projectId, identityOf),
+  );
+  return fold?.result(distinctId) ?? null;
 }
 
 const show = (present: boolean, v: unknown) => (present ? JSON.stringify(v) : '(unset)');

@@ -8,6 +8,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { personAsOf } from './personAsOf.ts';
+import { timeTravelDeps } from './personSlice.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';
 import { parseTimelineQuery } from './timelineParams.ts';
 
@@ -48,7 +49,7 @@ export async function answerPersonAsOf(
   if (asOf.trim() === '' || Number.isNaN(cutoff.getTime()))
     fail(validation('invalid_input', `as_of: invalid date "${asOf}"`, 'as_of'));
   const ref = parsePersonRef(rawId);
-  const person = ref ? await personAsOf(ctx.store, projectId, ref, cutoff) : null;
+  const person = ref ? await personAsOf(timeTravelDeps(ctx), projectId, ref, cutoff) : null;
   if (!person) fail(notFound('Not found.'));
   return person;
 }
@@ -105,7 +106,7 @@ export const personTimeTravelRoutes =
         const params = parseTimelineQuery(request.query, ctx.now().getTime());
         const ref = parsePersonRef(request.params.id);
         const timeline = ref
-          ? await propertiesTimeline(ctx.store, projectOf(request).id, ref, params)
+          ? await propertiesTimeline(timeTravelDeps(ctx), projectOf(request).id, ref, params)
           : null;
         if (!timeline) fail(notFound('Not found.'));
         return timeline;

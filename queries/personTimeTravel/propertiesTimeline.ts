@@ -1,16 +1,14 @@
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import {
-  applyToWorkingSet,
-  emptyWorkingSet,
   mappingKey,
   type PersonRow,
   type WorkingSet,
 } from '../../projections/persons/personsFold.ts';
 import type { Properties } from '../../projections/persons/personUpdates.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { forgetBookkeeping, replayLog } from './logReplay.ts';
-import { findPerson, type PersonRef } from './personAsOf.ts';
+import { type IdentityOf, LiveFold, ownIdentity } from './logReplay.ts';
+import { findPerson } from './personAsOf.ts';
+import { type PersonRef, replayPersonSlice, type TimeTravelDeps } from './personSlice.ts';
 import { drfTimestamp, isoformatUs, type TimelineParams } from './timelineParams.ts';
 
 /**
@@ -48,17 +46,23 @@ type Snapshot = {
 };
 
 export class TimelineFold {
-  readonly ws: WorkingSet = emptyWorkingSet();
+  private readonly live: LiveFold;
   private readonly snapshots: Snapshot[] = [];
 
   constructor(
     private readonly projectId: number,
     private readonly params: TimelineParams,
-  ) {}
+    identityOf: IdentityOf = ownIdentity,
+  ) {
+    this.live = new LiveFold(identityOf);
+  }
+
+  get ws(): WorkingSet {
+    return this.live.ws;
+  }
 
   apply(event: RecordedEvent): void {
-    applyToWorkingSet(this.ws, event);
-    forgetBookkeeping(this.ws);
+    this.live.apply(event);
     if (event.type !== 'EventCaptured') return;
     const d = event.data as EventCapturedData;
     if (d.projectId !== this.projectId) return;
@@ -80,7 +84,7 @@ export class TimelineFold {
 
   /** The live person (null: nobody) and its timeline. */
   result(ref: PersonRef): { person: PersonRow; timeline: PropertiesTimeline } | null {
-    const person = findPerson(this.ws, this.projectId, ref, (p) => ({ id: p.id, uuid: p.uuid }));
+    const person = findPerson(this.ws, this.projectId, ref, this.live.identity);
     if (!person) return null;
     const ids = new Set(person.distinctIds);
     const events = this.snapshots
@@ -124,13 +128,18 @@ export function pointsOf(
   return points;
 }
 
+/** The live person's timeline, from its part of the log (null: nobody has that id or uuid now). */
 export async function propertiesTimeline(
-  store: EventStore,
+  deps: TimeTravelDeps,
   projectId: number,
   ref: PersonRef,
   params: TimelineParams,
 ): Promise<PropertiesTimeline | null> {
-  const fold = new TimelineFold(projectId, params);
-  await replayLog(store, (e) => fold.apply(e));
-  return fold.result(ref)?.timeline ?? null;
+  const fold = await replayPersonSlice(
+    deps,
+    projectId,
+    ref,
+    (identityOf) => new TimelineFold(projectId, params, identityOf),
+  );
+  return fold?.result(ref)?.timeline ?? null;
 }

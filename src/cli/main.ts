@@ -9,6 +9,7 @@ import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
 import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
 import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
+import { timeTravelDeps } from '../../queries/personTimeTravel/personSlice.ts';
 import { type AppContext, createAwaitProjection } from '../appContext.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
@@ -187,7 +188,7 @@ async function run(
     if (projectId === undefined || (o.project && !(await deps.access.projectExists(projectId)))) {
       throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
     }
-    const history = await personHistory(ctx.store, projectId, distinctId);
+    const history = await personHistory(timeTravelDeps(ctx), projectId, distinctId);
     if (!history)
       throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
     return { json: history, text: formatHistory(history, distinctId) };
@@ -258,8 +259,11 @@ async function main() {
     ),
   );
   const rebuilding = positionals[0] === 'rebuild';
+  // `person history` reads the log up to where the persons read model is (its time-travel index):
+  // it brings that one up to date, and leaves the others alone.
   const readOnly = positionals[0] === 'person';
-  if (!rebuilding && !readOnly) for (const r of runners.values()) await r.start();
+  for (const r of runners.values())
+    if (!rebuilding && (!readOnly || r.name === 'persons')) await r.start();
   const ctx: AppContext = {
     store: stores.store,
     pool: stores.pool,

@@ -4,7 +4,7 @@ import { personUuidFor } from '../../../projections/persons/personsFold.ts';
 import { personsProjection } from '../../../projections/persons/personsProjection.ts';
 import { personsReader } from '../../../projections/persons/personsReader.ts';
 import type { RecordedEvent } from '../../../src/core/event.ts';
-import { captured, identify, log, T } from '../../support/personLog.ts';
+import { captured, identify, log, managed, T } from '../../support/personLog.ts';
 import { type ProjectionSpec, projectionSpec } from '../../support/projectionSpec.ts';
 
 const batch = (...drafts: Parameters<typeof log>) =>
@@ -100,5 +100,68 @@ describe('persons projection: given log events → rows', () => {
       },
     });
     expect(await reader.groupTypes(1)).toEqual([{ group_type: 'company', group_type_index: 0 }]);
+  });
+
+  it("time travel's index: every person ever created (merged away, split off) and every pair of ids a merge read", async () => {
+    spec = await projectionSpec(personsProjection);
+    const reader = personsReader(spec.pool);
+    expect(await reader.identityIndexComplete()).toBe(true); // nothing yet
+    const events = batch(
+      captured({ distinctId: 'anon', ts: T(1) }),
+      captured({ distinctId: 'user', ts: T(2) }),
+      identify('user', 'anon', T(3)), // anon's person 1 merged away
+      identify('user', 'null', T(4)), // illegal id: refused before any person is read, no link
+      captured({ distinctId: 'other', ts: T(5), projectId: 2 }),
+      captured({
+        distinctId: 'x',
+        ts: T(6),
+        event: '$create_alias',
+        properties: { alias: 'user' },
+      }), // x joins user's person
+      identify('user', 'y', T(6)), // y's person: none, y joins too
+      managed('PersonSplit', 'user', T(7), {
+        keepDistinctId: 'user',
+        splitDistinctIds: ['user', 'anon'],
+        wipeProperties: false,
+      }),
+    );
+    await spec.given(events.slice(0, 5));
+    await spec.given(events.slice(5));
+    expect(await spec.rows('person_identities', 'id')).toEqual([
+      { id: 1, project_id: 1, uuid: personUuidFor(1, 'anon'), distinct_id: 'anon', position: '1' },
+      { id: 2, project_id: 1, uuid: personUuidFor(1, 'user'), distinct_id: 'user', position: '2' },
+      {
+        id: 3,
+        project_id: 2,
+        uuid: personUuidFor(2, 'other'),
+        distinct_id: 'other',
+        position: '5',
+      },
+      { id: 4, project_id: 1, uuid: personUuidFor(1, 'anon'), distinct_id: 'anon', position: '8' },
+    ]);
+    expect(await spec.rows('person_links', 'distinct_id, other_id')).toEqual([
+      { project_id: 1, distinct_id: 'anon', other_id: 'user' },
+      { project_id: 1, distinct_id: 'user', other_id: 'anon' },
+      { project_id: 1, distinct_id: 'user', other_id: 'x' },
+      { project_id: 1, distinct_id: 'user', other_id: 'y' },
+      { project_id: 1, distinct_id: 'x', other_id: 'user' },
+      { project_id: 1, distinct_id: 'y', other_id: 'user' },
+    ]);
+    expect(await reader.identitiesByRef(1, { kind: 'id', id: 1 })).toEqual([
+      { id: 1, uuid: personUuidFor(1, 'anon'), distinctId: 'anon', position: 1n },
+    ]);
+    expect(await reader.identitiesByRef(2, { kind: 'id', id: 1 })).toEqual([]);
+    expect(
+      (await reader.identitiesByRef(1, { kind: 'uuid', uuid: personUuidFor(1, 'anon') })).map(
+        (i) => i.id,
+      ),
+    ).toEqual([1, 4]);
+    expect((await reader.identitiesCreatedFor(1, ['anon', 'x'])).map((i) => i.id)).toEqual([1, 4]);
+    expect((await reader.linkedDistinctIds(1, ['user'])).sort()).toEqual(['anon', 'x', 'y']);
+    expect(await reader.linkedDistinctIds(1, ['user', 'anon', 'x', 'y'])).toEqual([]);
+    expect(await reader.identityIndexComplete()).toBe(true);
+    // a read model built before the index existed: persons 1… have no identity
+    await spec.pool.query('DELETE FROM person_identities WHERE id < 3');
+    expect(await reader.identityIndexComplete()).toBe(false);
   });
 });

@@ -1,16 +1,34 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parsePersonRef } from '../../../commands/persons/model/personRef.ts';
 import {
   applyToWorkingSet,
   emptyWorkingSet,
   personUuidFor,
 } from '../../../projections/persons/personsFold.ts';
-import { type PersonRef, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
-import { captured, identify, log, managed, T } from '../../support/personLog.ts';
+import {
+  type PersonRef,
+  personAsOf,
+  personAsOfEvents,
+} from '../../../queries/personTimeTravel/personAsOf.ts';
+import { captured, identify, log, managed, sliceDeps, T } from '../../support/personLog.ts';
 
 const byDistinct = (distinctId: string): PersonRef => ({ kind: 'distinct_id', distinctId });
-const asOf = (events: ReturnType<typeof log>, ref: PersonRef, at: string, projectId = 1) =>
-  personAsOfEvents(events, projectId, ref, at);
+type Asked = { events: ReturnType<typeof log>; ref: PersonRef; at: string; projectId: number };
+const asked: Asked[] = [];
+/** The fold over the whole log (the reference); every answer is also checked on the person's slice below. */
+const asOf = (events: ReturnType<typeof log>, ref: PersonRef, at: string, projectId = 1) => {
+  asked.push({ events, ref, at, projectId });
+  return personAsOfEvents(events, projectId, ref, at);
+};
+// What the server runs: the same fold over only the person's streams, ids from the read model's index.
+afterEach(async () => {
+  for (const { events, ref, at, projectId } of asked.splice(0)) {
+    expect(
+      await personAsOf(sliceDeps(events), projectId, ref, at),
+      `${JSON.stringify(ref)} as of ${at} in project ${projectId}, from its slice of the log`,
+    ).toEqual(personAsOfEvents(events, projectId, ref, at));
+  }
+});
 
 describe('a person as of a time (pure fold over a hand-made log)', () => {
   const U = { anon: 'u0000001-anon' };

@@ -1,16 +1,30 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { personUuidFor } from '../../../projections/persons/personsFold.ts';
 import {
   formatHistory,
   PersonHistoryFold,
+  personHistory,
 } from '../../../queries/personTimeTravel/personHistory.ts';
-import { captured, identify, log, managed, T } from '../../support/personLog.ts';
+import { captured, identify, log, managed, sliceDeps, T } from '../../support/personLog.ts';
 
-const history = (events: ReturnType<typeof log>, distinctId: string, projectId = 1) => {
+const wholeLog = (events: ReturnType<typeof log>, distinctId: string, projectId: number) => {
   const fold = new PersonHistoryFold(projectId);
   for (const e of events) fold.apply(e);
   return fold.result(distinctId);
 };
+const asked: [ReturnType<typeof log>, string, number][] = [];
+/** The fold over the whole log (the reference); every answer is also checked on the person's slice below. */
+const history = (events: ReturnType<typeof log>, distinctId: string, projectId = 1) => {
+  asked.push([events, distinctId, projectId]);
+  return wholeLog(events, distinctId, projectId);
+};
+afterEach(async () => {
+  for (const [events, distinctId, projectId] of asked.splice(0))
+    expect(
+      await personHistory(sliceDeps(events), projectId, distinctId),
+      `history of ${distinctId} from its slice of the log`,
+    ).toEqual(wholeLog(events, distinctId, projectId));
+});
 
 describe('person history (every property change, in log order)', () => {
   const events = log(

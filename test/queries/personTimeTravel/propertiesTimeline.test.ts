@@ -1,13 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PersonRef } from '../../../queries/personTimeTravel/personAsOf.ts';
-import { TimelineFold } from '../../../queries/personTimeTravel/propertiesTimeline.ts';
+import {
+  propertiesTimeline,
+  TimelineFold,
+} from '../../../queries/personTimeTravel/propertiesTimeline.ts';
 import {
   isoformatUs,
   parseTimelineQuery,
   type RawTimelineQuery,
   TimelineParamError,
+  type TimelineParams,
 } from '../../../queries/personTimeTravel/timelineParams.ts';
-import { captured, identify, log } from '../../support/personLog.ts';
+import { captured, identify, log, sliceDeps } from '../../support/personLog.ts';
 
 const NOW = Date.parse('2020-01-09T21:37:00Z');
 const bar = JSON.stringify([{ key: 'bar', value: 'xyz', type: 'person' }]);
@@ -132,18 +136,32 @@ describe('properties_timeline points, from the fold', () => {
     captured({ distinctId: 'p', ts: '2020-01-04T19:00:01.500Z', set: { bar: 789 } }),
     captured({ distinctId: 'p', ts: '2020-01-06T00:00:00Z', set: { bar: 0 } }), // after the range
   );
+  const wholeLog = (params: TimelineParams, ref: PersonRef, evs: ReturnType<typeof log>) => {
+    const fold = new TimelineFold(1, params);
+    for (const e of evs) fold.apply(e);
+    return fold.result(ref)?.timeline ?? null;
+  };
+  const asked: [TimelineParams, PersonRef, ReturnType<typeof log>][] = [];
+  /** The fold over the whole log (the reference); every answer is also checked on the person's slice below. */
   const timeline = (
     q: RawTimelineQuery,
     ref: PersonRef = { kind: 'distinct_id', distinctId: 'p' },
     evs = events,
   ) => {
-    const fold = new TimelineFold(
-      1,
-      parseTimelineQuery({ date_from: '2020-01-01', date_to: '2020-01-05', ...q }, NOW),
+    const params = parseTimelineQuery(
+      { date_from: '2020-01-01', date_to: '2020-01-05', ...q },
+      NOW,
     );
-    for (const e of evs) fold.apply(e);
-    return fold.result(ref)?.timeline ?? null;
+    asked.push([params, ref, evs]);
+    return wholeLog(params, ref, evs);
   };
+  afterEach(async () => {
+    for (const [params, ref, evs] of asked.splice(0))
+      expect(
+        await propertiesTimeline(sliceDeps(evs), 1, ref, params),
+        `timeline of ${JSON.stringify(ref)} from its slice of the log`,
+      ).toEqual(wholeLog(params, ref, evs));
+  });
   const abc = (barValue: number, foo = 'abc') => ({ foo, bar: barValue, $creator_event_uuid: 'c' });
 
   it('a point per run of equal crucial values, with the snapshot of its first event and the run length', () => {
