@@ -72,14 +72,10 @@ export async function createService(
     }
     return { ok: failing.length === 0, failing };
   });
+  // Readiness = health (the databases, checked once a second at most) + the log + the projections.
   const readiness = async () => {
-    const failing: string[] = [];
-    await stores.pool.query('SELECT 1').catch(() => failing.push('postgres'));
+    const failing = [...(await health()).failing];
     await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
-    if (clickhouse) {
-      const ping = await clickhouse.client.ping().catch(() => ({ success: false }));
-      if (!ping.success) failing.push('clickhouse');
-    }
     for (const r of runners.values()) {
       const s = r.status();
       if (s.standby) continue;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
-import { fail, notFound, validation } from '../../src/core/errors.ts';
+import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -25,7 +25,7 @@ const FALSE = new Set(['false', '0', 'no', 'off', '']);
 function booleanParam(raw: string | undefined, name: string): boolean {
   if (raw === undefined || FALSE.has(raw.toLowerCase())) return false;
   if (TRUE.has(raw.toLowerCase())) return true;
-  fail(validation('invalid_input', 'Must be a valid boolean.', name));
+  fail(invalidInput('Must be a valid boolean.', name));
 }
 
 /**
@@ -99,10 +99,9 @@ export const personCommandRoutes =
       async (request) => {
         const body = request.body ?? {};
         const key = body.key ?? request.query.key;
-        if (key === undefined || key === '')
-          fail(validation('required', 'This field is required.', 'key'));
+        if (key === undefined || key === '') fail(required('key'));
         const value = body.value !== undefined ? body.value : request.query.value;
-        if (value === undefined) fail(validation('required', 'This field is required.', 'value'));
+        if (value === undefined) fail(required('value'));
         const input = { ...target(request, request.params.id), set: { [key]: value } };
         const { personId } = await updatePersonProperties(
           deps,
@@ -127,8 +126,7 @@ export const personCommandRoutes =
       },
       async (request) => {
         const key = request.body?.$unset ?? request.query.$unset;
-        if (key === undefined || key === '')
-          fail(validation('required', 'This field is required.', '$unset'));
+        if (key === undefined || key === '') fail(required('$unset'));
         const input = { ...target(request, request.params.id), key };
         const { personId } = await deletePersonProperty(deps, input, requestMetadata(ctx, request));
         return answer(input.projectId, personId);

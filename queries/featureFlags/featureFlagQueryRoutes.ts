@@ -1,12 +1,13 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import { loadFlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
-import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+import { activityAnswer, PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
 import {
   type FlagReaders,
   flagReaders,
@@ -31,6 +32,10 @@ export const featureFlagQueryRoutes =
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     const readers = flagReaders(ctx.pool);
+    /** Role access lives under a flag: a flag the project does not have is a 404 first. */
+    const requireFlag = async (flagId: number, projectId: number, editor: FlagEditor) => {
+      if (!(await getFeatureFlag(readers, projectId, flagId, editor))) fail(notFound());
+    };
     const prefix = '/api/projects/:project_id/feature_flags';
     const read = { scope: 'feature_flag:read' };
 
@@ -52,11 +57,7 @@ export const featureFlagQueryRoutes =
           request.query,
           await editorOf(readers, request),
         );
-        return {
-          count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        return pageAnswer(request, request.query, page);
       },
     );
 
@@ -95,15 +96,7 @@ export const featureFlagQueryRoutes =
       },
       async (request) => {
         const editor = await editorOf(readers, request);
-        if (
-          !(await getFeatureFlag(
-            readers,
-            projectOf(request).id,
-            request.params.feature_flag_id,
-            editor,
-          ))
-        )
-          fail(notFound());
+        await requireFlag(request.params.feature_flag_id, projectOf(request).id, editor);
         const page = await listRoleAccess(
           readers,
           projectOf(request).id,
@@ -111,11 +104,7 @@ export const featureFlagQueryRoutes =
           request.query,
           editor,
         );
-        return {
-          count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        return pageAnswer(request, request.query, page);
       },
     );
 
@@ -131,15 +120,7 @@ export const featureFlagQueryRoutes =
       },
       async (request) => {
         const editor = await editorOf(readers, request);
-        if (
-          !(await getFeatureFlag(
-            readers,
-            projectOf(request).id,
-            request.params.feature_flag_id,
-            editor,
-          ))
-        )
-          fail(notFound());
+        await requireFlag(request.params.feature_flag_id, projectOf(request).id, editor);
         const view = await getRoleAccess(
           readers,
           projectOf(request).id,
@@ -171,12 +152,7 @@ export const featureFlagQueryRoutes =
           projectOf(request).id,
           request.query,
         );
-        return {
-          count: page.count,
-          total_count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        return activityAnswer(request, request.query, page);
       },
     );
 
@@ -200,12 +176,7 @@ export const featureFlagQueryRoutes =
           request.query,
         );
         if (!page) fail(notFound());
-        return {
-          count: page.count,
-          total_count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        return activityAnswer(request, request.query, page);
       },
     );
   };

@@ -1,11 +1,10 @@
-import type pg from 'pg';
 import { z } from 'zod';
 import {
   PERSON_CATEGORY,
   type PersonEvent,
   personEventTypes,
 } from '../../commands/persons/model/personEvents.ts';
-import { accessReader } from '../../projections/access/accessReader.ts';
+import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
@@ -134,7 +133,7 @@ const matches = (s: PersonSelector, d: PersonEvent['data']) =>
  */
 export async function personActivity(
   store: EventStore,
-  pool: pg.Pool,
+  users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
   page: { limit: number; offset: number },
   only?: PersonSelector,
@@ -148,5 +147,5 @@ export async function personActivity(
     if (event.data.projectId !== projectId || (only && !matches(only, event.data))) continue;
     entries.push(personActivityOf(event));
   }
-  return activityPage(accessReader(pool), entries, page);
+  return activityPage(users, entries, page);
 }

@@ -2,12 +2,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { personRefOrThrow } from '../../commands/persons/model/personRef.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { PageQuery, pageLinks, paginated } from '../../src/http/pagination.ts';
+import { activityAnswer, PageQuery, paginated } from '../../src/http/pagination.ts';
 import { PersonActivityEntry, type PersonSelector, personActivity } from './personActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -23,6 +24,8 @@ export const personActivityRoutes =
     const app = base.withTypeProvider<ZodTypeProvider>();
     const prefix = '/api/projects/:project_id/persons';
     const config = { scope: 'activity_log:read' };
+    const persons = personsReader(ctx.pool);
+    const users = accessReader(ctx.pool);
 
     app.get(
       `${prefix}/activity/`,
@@ -36,18 +39,8 @@ export const personActivityRoutes =
         },
       },
       async (request) => {
-        const page = await personActivity(
-          ctx.store,
-          ctx.pool,
-          projectOf(request).id,
-          request.query,
-        );
-        return {
-          count: page.count,
-          total_count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        const page = await personActivity(ctx.store, users, projectOf(request).id, request.query);
+        return activityAnswer(request, request.query, page);
       },
     );
 
@@ -65,21 +58,16 @@ export const personActivityRoutes =
       async (request) => {
         const projectId = projectOf(request).id;
         const ref = personRefOrThrow(request.params.id);
-        const person = await personsReader(ctx.pool).getPerson(projectId, ref);
+        const person = await persons.getPerson(projectId, ref);
         // A deleted person is gone from the read model; its activity stays in the log.
         const only: PersonSelector = person
           ? { personId: person.id, personUuid: person.uuid }
           : ref.kind === 'id'
             ? { personId: ref.id }
             : { personUuid: ref.uuid };
-        const page = await personActivity(ctx.store, ctx.pool, projectId, request.query, only);
+        const page = await personActivity(ctx.store, users, projectId, request.query, only);
         if (!person && page.count === 0) fail(notFound());
-        return {
-          count: page.count,
-          total_count: page.count,
-          ...pageLinks(request, request.query, page.count),
-          results: page.results,
-        };
+        return activityAnswer(request, request.query, page);
       },
     );
   };

@@ -29,3 +29,17 @@ export function pageLinks(request: FastifyRequest, page: PageQuery, count: numbe
     previous: page.offset > 0 ? at(Math.max(0, page.offset - page.limit)) : null,
   };
 }
+
+/** A page answer: `{count, next, previous, results}` for `page` of a list of `count` items. */
+export const pageAnswer = <T>(
+  request: FastifyRequest,
+  page: PageQuery,
+  result: { count: number; results: T[] },
+) => ({ count: result.count, ...pageLinks(request, page, result.count), results: result.results });
+
+/** Activity lists also repeat the count as `total_count`, as PostHog's activity log does. */
+export const activityAnswer = <T>(
+  request: FastifyRequest,
+  page: PageQuery,
+  result: { count: number; results: T[] },
+) => ({ ...pageAnswer(request, page, result), total_count: result.count });

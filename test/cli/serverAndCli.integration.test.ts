@@ -1,13 +1,18 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capture } from '../support/capture.ts';
+import {
+  repositoryRoot as root,
+  type ServerProcess,
+  startServerProcess,
+  stopServerProcess,
+} from '../support/serverProcess.ts';
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-e2e-'));
 const baseEnv = {
   ...process.env,
@@ -18,40 +23,14 @@ const baseEnv = {
   CLICKHOUSE_URL: '',
 };
 
-type Server = { child: ChildProcess; url: string; output: () => string };
+/** `npm start` as a user runs it, on the embedded stores under DATA_DIR. */
+const startServer = () => startServerProcess({ DATA_DIR: dataDir });
 
-/** `npm start` as a user runs it (tsx on src/main.ts), on the embedded stores under DATA_DIR. */
-async function startServer(env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...baseEnv, PORT: '0', ...env },
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.on('exit', () => reject(new Error(`server exited:\n${out}`)));
-  });
-  return { child, url, output: () => out };
-}
-
-const stopServer = (s: Server) =>
-  new Promise<number | null>((resolve) => {
-    s.child.on('exit', (code) => {
-      if (code !== 0) console.error(`server exited with ${code}:\n${s.output()}`);
-      resolve(code);
-    });
-    s.child.kill('SIGTERM');
-  });
+const stopServer = async (s: ServerProcess) => {
+  const code = await stopServerProcess(s);
+  if (code !== 0) console.error(`server exited with ${code}:\n${s.output()}`);
+  return code;
+};
 
 const cli = async (...args: string[]) => {
   const { stdout } = await run(
@@ -67,7 +46,7 @@ const get = async (url: string, key: string) => {
   return { status: res.status, body: (await res.json()) as any };
 };
 
-let server: Server | undefined;
+let server: ServerProcess | undefined;
 afterAll(async () => {
   if (server && server.child.exitCode === null) await stopServer(server);
   fs.rmSync(dataDir, { recursive: true, force: true });
