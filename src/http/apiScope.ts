@@ -92,9 +92,10 @@ async function projectOfToken(
 
 /**
  * The `/api/` scope: every route registered in it needs a personal API key with the route's
- * `config.scope`, and a route with a `:project_id` parameter a project the key can see. It runs
- * on request, before the body is validated, so an anonymous caller learns nothing about the
- * payload rules. Routes read the caller with `principalOf` and `projectOf`.
+ * `config.scope`, and a route with a `:project_id` parameter (or `config.projectFromToken`) a
+ * project the key can see. Routes outside `/api/` that need the same (`/flags/definitions`) are
+ * registered here too. It runs on request, before the body is validated, so an anonymous
+ * caller learns nothing about the payload rules. Routes read the caller with `principalOf` and `projectOf`.
  */
 export type ApiLimits = Readonly<{
   /** requests per minute per personal API key (or per client address without one); 0 turns it off */
