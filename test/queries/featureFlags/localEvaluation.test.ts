@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type DefinitionsSource,
   LocalEvaluationAnswer,
   localEvaluationAnswer,
   notModified,
@@ -47,12 +48,12 @@ describe('localEvaluationAnswer', () => {
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
     const same = localEvaluationAnswer({ flags: [row], groupTypeMapping: { '0': 'company' } });
     expect(same.etag).toBe(etag);
-    for (const changed of [
+    const changes: DefinitionsSource[] = [
       { flags: [{ ...row, active: false }], groupTypeMapping: { '0': 'company' } },
       { flags: [row], groupTypeMapping: { '0': 'company', '1': 'team' } },
       { flags: [], groupTypeMapping: { '0': 'company' } },
-    ])
-      expect(localEvaluationAnswer(changed).etag).not.toBe(etag);
+    ];
+    for (const changed of changes) expect(localEvaluationAnswer(changed).etag).not.toBe(etag);
   });
 });
 
