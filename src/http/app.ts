@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -40,6 +40,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
+    // Errors the router raises before any route runs (a malformed URL, a path segment longer than
+    // the router's limit) answer in the API's error shape like everything else.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void reply.status(tooLong ? 414 : 400).send({
+        type: 'invalid_request',
+        code: tooLong ? 'uri_too_long' : 'invalid_url',
+        detail: tooLong ? 'A path segment is too long.' : 'The URL is malformed.',
+        attr: null,
+      });
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

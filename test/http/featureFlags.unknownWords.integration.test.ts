@@ -56,4 +56,15 @@ describe('feature_flags/<word>/', () => {
     expect((await t.api('GET', `${base}${flag.id}/activity/`)).status).toBe(200);
     expectError(await t.api('GET', `${base}999999/`), 404, { code: 'not_found' });
   });
+
+  it('a path segment longer than the router takes answers 414 in the error shape', async () => {
+    const res = await t.api('GET', `${flagsPath(t.projectId)}${'x'.repeat(500)}/`);
+    expect(res.status, res.text).toBe(414);
+    expect(res.body).toEqual({
+      type: 'invalid_request',
+      code: 'uri_too_long',
+      detail: 'A path segment is too long.',
+      attr: null,
+    });
+  });
 });
