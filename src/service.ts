@@ -7,6 +7,7 @@ import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletion
 import { accessReader } from '../projections/access/accessReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
@@ -99,7 +100,7 @@ export async function createService(
         ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
         : []),
     ],
-    publicRoutes: [capture],
+    publicRoutes: [capture, remoteConfigRoutes(accessReader(stores.pool))],
     readiness,
     health,
     apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
