@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
+import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
+import { userBlastRadiusRoutes } from '../queries/featureFlags/userBlastRadiusRoutes.ts';
 import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
 import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
 import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
@@ -14,6 +16,8 @@ export const routes = (ctx: AppContext): FastifyPluginAsync[] => [
   projectQueryRoutes(ctx),
   featureFlagQueryRoutes(ctx),
   featureFlagCommandRoutes(ctx),
+  localEvaluationRoutes(ctx),
+  userBlastRadiusRoutes(ctx),
   ingestionWarningRoutes(ctx),
   personQueryRoutes(ctx),
   personTimeTravelRoutes(ctx),

@@ -9,6 +9,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { createFeatureFlag } from './createFeatureFlag.ts';
 import { featureFlagDeps } from './featureFlagDeps.ts';
@@ -49,6 +50,7 @@ export const featureFlagCommandRoutes =
   (ctx: AppContext): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
+    app.addHook('preValidation', notFoundUnlessIntegerIds(['id', 'feature_flag_id']));
     const deps = featureFlagDeps(ctx);
     const readers: FlagReaders = { flags: deps.flags, access: deps.access };
     const prefix = '/api/projects/:project_id/feature_flags';

@@ -21,6 +21,19 @@ export type FlagRow = {
   role_ids: string[];
 };
 
+/** The fields of a flag that evaluating it needs (local evaluation's definitions). */
+export type FlagDefinitionRow = Pick<
+  FlagRow,
+  | 'id'
+  | 'project_id'
+  | 'key'
+  | 'name'
+  | 'filters'
+  | 'active'
+  | 'deleted'
+  | 'ensure_experience_continuity'
+> & { revision: number };
+
 export type RoleAccessRow = {
   id: number;
   flag_id: number;
@@ -81,6 +94,19 @@ export const featureFlagsReader = (pool: pg.Pool) => ({
       [projectId, flagId],
     );
     return rows[0];
+  },
+
+  /**
+   * The project's flags as SDKs evaluate them (local evaluation): every flag not deleted, inactive
+   * ones included, in id order; `revision` is the flag stream's revision of the row.
+   */
+  async definitions(projectId: number): Promise<FlagDefinitionRow[]> {
+    const { rows } = await pool.query<FlagDefinitionRow & { revision: string }>(
+      `SELECT id, project_id, key, name, filters, active, deleted, ensure_experience_continuity, revision
+         FROM feature_flags WHERE project_id = $1 AND NOT deleted ORDER BY id`,
+      [projectId],
+    );
+    return rows.map((r) => ({ ...r, revision: Number(r.revision) }));
   },
 
   /** Another live flag of the project using `key` (the command side's uniqueness check). */

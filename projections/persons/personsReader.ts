@@ -60,7 +60,7 @@ const SELECT_PERSON = `SELECT p.id, p.uuid::text AS uuid, p.properties, p.is_ide
   FROM persons p`;
 
 /** Refuses a pattern Postgres cannot compile, before it can fail the statement (400, not 500). */
-async function checkRegexes(db: Queryable, regexes: readonly string[]): Promise<void> {
+export async function checkRegexes(db: Queryable, regexes: readonly string[]): Promise<void> {
   for (const pattern of regexes) {
     try {
       await db.query(`SELECT '' ~ $1::text AS ok`, [pattern]);

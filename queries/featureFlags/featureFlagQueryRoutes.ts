@@ -7,6 +7,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { activityAnswer, PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
 import {
   type FlagReaders,
@@ -31,6 +32,7 @@ export const featureFlagQueryRoutes =
   (ctx: AppContext): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
+    app.addHook('preValidation', notFoundUnlessIntegerIds(['id', 'feature_flag_id']));
     const readers = flagReaders(ctx.pool);
     /** Role access lives under a flag: a flag the project does not have is a 404 first. */
     const requireFlag = async (flagId: number, projectId: number, editor: FlagEditor) => {

@@ -7,6 +7,7 @@ import {
   forbidden,
   invalidInput,
   notFound,
+  required,
   throttled,
   unauthenticated,
 } from '../core/errors.ts';
@@ -21,6 +22,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** the personal API key scope the route needs, e.g. "feature_flag:read" */
     scope?: string;
+    /**
+     * The project comes from the project API key in `?token=` (or `?api_key=`) instead of a
+     * `:project_id` parameter (local evaluation, posthog-node's URLs); the key must reach it.
+     */
+    projectFromToken?: boolean;
   }
 }
 
@@ -30,6 +36,8 @@ export type AuthLookup = Readonly<{
   principalByKeyHash(keyHash: string): Promise<Principal | undefined>;
   /** projects the key may see, in id order */
   visibleProjects(principal: Principal): Promise<ProjectAccess[]>;
+  /** the project whose project API key has this sha256 */
+  projectIdByApiKeyHash(keyHash: string): Promise<number | null>;
 }>;
 
 const invalidKey = (
@@ -58,10 +66,36 @@ async function resolveProject(
 }
 
 /**
+ * The project of `?token=` (posthog-node sends its project API key there). An unknown token is
+ * 401 `invalid_api_key`, as capture answers it (posthog-node backs off on 401 and keeps its
+ * flags); a project the personal key cannot reach is 403, which it treats the same way.
+ */
+async function projectOfToken(
+  auth: AuthLookup,
+  principal: Principal,
+  query: unknown,
+): Promise<ProjectAccess> {
+  const q = (typeof query === 'object' && query !== null ? query : {}) as Record<string, unknown>;
+  const token = [q.token, q.api_key].find((v) => typeof v === 'string' && v !== '');
+  if (typeof token !== 'string') fail(required('token'));
+  const projectId = await auth.projectIdByApiKeyHash(hashKey(token));
+  if (projectId === null)
+    fail(
+      unauthenticated(
+        'invalid_api_key',
+        'Project API key invalid. You can find your project API key in your project settings.',
+      ),
+    );
+  const project = (await auth.visibleProjects(principal)).find((p) => p.id === projectId);
+  return project ?? fail(forbidden('The personal API key cannot reach the project of this token.'));
+}
+
+/**
  * The `/api/` scope: every route registered in it needs a personal API key with the route's
- * `config.scope`, and a route with a `:project_id` parameter a project the key can see. It runs
- * on request, before the body is validated, so an anonymous caller learns nothing about the
- * payload rules. Routes read the caller with `principalOf` and `projectOf`.
+ * `config.scope`, and a route with a `:project_id` parameter (or `config.projectFromToken`) a
+ * project the key can see. Routes outside `/api/` that need the same (`/flags/definitions`) are
+ * registered here too. It runs on request, before the body is validated, so an anonymous
+ * caller learns nothing about the payload rules. Routes read the caller with `principalOf` and `projectOf`.
  */
 export type ApiLimits = Readonly<{
   /** requests per minute per personal API key (or per client address without one); 0 turns it off */
@@ -116,6 +150,8 @@ export const apiScope =
       const projectId = (request.params as Record<string, string> | undefined)?.project_id;
       if (projectId !== undefined)
         request.project = await resolveProject(auth, principal, projectId);
+      else if (request.routeOptions.config?.projectFromToken)
+        request.project = await projectOfToken(auth, principal, request.query);
     });
     for (const slice of routes) await app.register(slice);
   };
