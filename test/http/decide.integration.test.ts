@@ -357,3 +357,51 @@ describe('definitions and stored properties', () => {
     expect(noHeader.body.featureFlags['us-only']).toBe(false);
   });
 });
+
+describe('experience continuity', () => {
+  it('after $identify, the user id with $anon_distinct_id keeps the anonymous variant', async () => {
+    const p = await project();
+    await flag(p.id, {
+      key: 'checkout',
+      name: 'checkout',
+      ensure_experience_continuity: true,
+      filters: {
+        groups: [{ rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 34 },
+            { key: 'b', rollout_percentage: 33 },
+            { key: 'c', rollout_percentage: 33 },
+          ],
+        },
+      },
+    });
+    const ask = (distinctId: string, anon?: string) =>
+      decideRaw(t.url, '/decide/?v=3', {
+        token: p.token,
+        distinct_id: distinctId,
+        ...(anon ? { $anon_distinct_id: anon } : {}),
+      }).then((r) => r.body.featureFlags.checkout as string);
+    const pairs: { anon: string; user: string; x: string }[] = [];
+    for (let i = 0; pairs.length < 4 && i < 40; i++) {
+      const anon = `anon-${i}`;
+      const user = `user-${i}`;
+      const x = await ask(anon);
+      if (x !== (await ask(user))) pairs.push({ anon, user, x });
+    }
+    expect(pairs.length).toBe(4);
+    for (const { anon, user } of pairs)
+      await capture({ url: t.url, projectApiKey: p.token }, [
+        { event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon } },
+      ]);
+    for (const { anon, user, x } of pairs) {
+      expect(await ask(user, anon)).toBe(x);
+      // Stored for the user id too: later calls without the anonymous id agree.
+      expect(await ask(user)).toBe(x);
+    }
+    // Nothing new to record: repeating the call does not grow the log.
+    const head = await t.service.stores.store.headPosition();
+    for (const { anon, user } of pairs) await ask(user, anon);
+    expect(await t.service.stores.store.headPosition()).toBe(head);
+  });
+});
