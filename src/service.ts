@@ -131,7 +131,7 @@ export async function createService(
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [
-      ...routes(ctx),
+      ...routes(ctx, evaluation),
       ...(clickhouse
         ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
         : []),
