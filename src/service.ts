@@ -4,6 +4,7 @@ import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
 import { decideDeps } from '../commands/decide/decide.ts';
 import { decideRoutes } from '../commands/decide/decideRoutes.ts';
+import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
@@ -14,6 +15,7 @@ import {
   flagDefinitions,
 } from '../projections/featureFlags/flagDefinitions.ts';
 import { flagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
+import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
@@ -106,13 +108,18 @@ export async function createService(
     maxProjects: config.flagCacheMaxProjects,
   });
   await definitions.start();
+  const overrides = hashKeyOverridesReader(stores.pool);
   const evaluation = flagEvaluationService({
     definitions,
     persons: personsReader(stores.pool),
+    hashKeyOverrides: overrides.forDistinctIds,
     now: ctx.now,
   });
+  const continuity = { ...ctx, overrides, definitions };
   const decide = decideRoutes(
-    decideDeps(accessReader(stores.pool), evaluation, geoip),
+    decideDeps(accessReader(stores.pool), evaluation, geoip, (projectId, input) =>
+      setHashKeyOverrides(continuity, projectId, input.distinctId, input.anonDistinctId!),
+    ),
     config.decideBodyLimitBytes,
   );
   const capture = captureRoutes(
@@ -125,7 +132,7 @@ export async function createService(
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [
-      ...routes(ctx),
+      ...routes(ctx, evaluation),
       ...(clickhouse
         ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
         : []),

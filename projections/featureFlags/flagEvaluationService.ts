@@ -86,6 +86,8 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
         person: { properties: req.personProperties ?? {}, complete: false },
         groups: groupsOf(req, false),
         groupTypeMapping: project.groupTypeMapping,
+        // Without a store of overrides there is nothing to load: the distinct id is the hash key.
+        ...(deps.hashKeyOverrides ? {} : { hashKeyOverrides: {} }),
       };
       const options = { now: deps.now, ...(req.keys ? { keys: req.keys } : {}) };
       let evaluations = evaluateFlags(project.flags, base, options);

@@ -3,6 +3,7 @@ import LZString from 'lz-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { capture } from '../support/capture.ts';
 import { decideRaw } from '../support/decide.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
@@ -355,5 +356,93 @@ describe('definitions and stored properties', () => {
     ).toBe(false);
     const noHeader = await decideRaw(t.url, '/decide/?v=3', { token: p.token, distinct_id: 'geo' });
     expect(noHeader.body.featureFlags['us-only']).toBe(false);
+  });
+});
+
+describe('experience continuity', () => {
+  it('after $identify, the user id with $anon_distinct_id keeps the anonymous variant', async () => {
+    const p = await project();
+    await flag(p.id, {
+      key: 'checkout',
+      name: 'checkout',
+      ensure_experience_continuity: true,
+      filters: {
+        groups: [{ rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'a', rollout_percentage: 34 },
+            { key: 'b', rollout_percentage: 33 },
+            { key: 'c', rollout_percentage: 33 },
+          ],
+        },
+      },
+    });
+    const ask = (distinctId: string, anon?: string) =>
+      decideRaw(t.url, '/decide/?v=3', {
+        token: p.token,
+        distinct_id: distinctId,
+        ...(anon ? { $anon_distinct_id: anon } : {}),
+      }).then((r) => r.body.featureFlags.checkout as string);
+    const pairs: { anon: string; user: string; x: string }[] = [];
+    for (let i = 0; pairs.length < 4 && i < 40; i++) {
+      const anon = `anon-${i}`;
+      const user = `user-${i}`;
+      const x = await ask(anon);
+      if (x !== (await ask(user))) pairs.push({ anon, user, x });
+    }
+    expect(pairs.length).toBe(4);
+    for (const { anon, user } of pairs)
+      await capture({ url: t.url, projectApiKey: p.token }, [
+        { event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon } },
+      ]);
+    for (const { anon, user, x } of pairs) {
+      expect(await ask(user, anon)).toBe(x);
+      // Stored for the user id too: later calls without the anonymous id agree.
+      expect(await ask(user)).toBe(x);
+    }
+    // Nothing new to record: repeating the call does not grow the log.
+    const head = await t.service.stores.store.headPosition();
+    for (const { anon, user } of pairs) await ask(user, anon);
+    expect(await t.service.stores.store.headPosition()).toBe(head);
+  });
+});
+
+describe('flag actions', () => {
+  it('evaluation_reasons: value and reason of every flag; my_flags: the caller’s flags', async () => {
+    const p = await project();
+    await flag(p.id, emailFlag('staff', '@example.com'));
+    await flag(p.id, { key: 'half', name: 'h', filters: { groups: [{ rollout_percentage: 0 }] } });
+    const reasons = await t.api(
+      'GET',
+      `${flagsPath(p.id)}evaluation_reasons/?distinct_id=nobody&groups=${encodeURIComponent('{"company":"acme"}')}`,
+    );
+    expect(reasons.status, reasons.text).toBe(200);
+    expect(reasons.body).toEqual({
+      staff: { value: false, evaluation: { reason: 'no_condition_match', condition_index: 0 } },
+      half: { value: false, evaluation: { reason: 'out_of_rollout_bound', condition_index: 0 } },
+    });
+    const bad = await t.api('GET', `${flagsPath(p.id)}evaluation_reasons/?distinct_id=x&groups=[`);
+    expect(bad.status).toBe(400);
+    const missing = await t.api('GET', `${flagsPath(p.id)}evaluation_reasons/`);
+    expect(missing.status).toBe(400);
+
+    const { userId, key } = await newUser(t, { projectId: p.id, scopes: ['feature_flag:read'] });
+    const [user] = (await accessReader(t.service.stores.pool).usersById([userId])).values();
+    await capture({ url: t.url, projectApiKey: p.token }, [
+      {
+        event: '$set',
+        distinct_id: user!.distinct_id,
+        properties: { $set: { email: 'me@example.com' } },
+      },
+    ]);
+    const mine = await eventually(
+      () => t.api('GET', `${flagsPath(p.id)}my_flags/`, undefined, key),
+      (r) => r.body?.find?.((f: any) => f.feature_flag.key === 'staff')?.value === true,
+    );
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.map((f: any) => [f.feature_flag.key, f.value]).sort()).toEqual([
+      ['half', false],
+      ['staff', true],
+    ]);
   });
 });
