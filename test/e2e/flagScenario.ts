@@ -149,7 +149,8 @@ export function subject(i: number, companies: number): Subject {
 /** PostHog's bucketing hash in [0, 1]. */
 export function bucket(key: string, id: string, salt = ''): number {
   const hex = createHash('sha1').update(`${key}.${id}${salt}`, 'utf8').digest('hex');
-  return Number.parseInt(hex.slice(0, 15), 16) / 0xfffffffffffffff;
+  // LONG_SCALE, 2^60 - 1, is 2^60 once a double.
+  return Number.parseInt(hex.slice(0, 15), 16) / 2 ** 60;
 }
 
 function variantOf(key: string, id: string): string {

@@ -172,9 +172,8 @@ describe('posthog-node against the server: 1,000 distinct ids, remote and local'
               .slice(from, from + CHUNK)
               .map((s, j) => observe(client, s, from + j, mode.local)),
           );
-          got.forEach((g, j) =>
-            expectAnswers(g, expected[from + j]!, subjects[from + j]!.distinctId),
-          );
+          for (const [j, g] of got.entries())
+            expectAnswers(g, expected[from + j]!, subjects[from + j]!.distinctId);
         }
         const ms = performance.now() - started;
         console.info(`${mode.name}: ${IDS} ids in ${ms.toFixed(0)} ms`);
