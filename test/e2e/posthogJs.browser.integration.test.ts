@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBackEvents } from '../support/captureReadback.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { isolatedContext, launchChromium, type Site, startSite } from './browser.ts';
-import { createScenario, expectedFor, FLAG, FLAG_KEYS } from './flagScenario.ts';
+import {
+  companyKey,
+  createScenario,
+  expectedFor,
+  FLAG,
+  FLAG_KEYS,
+  GROUP_TYPE,
+} from './flagScenario.ts';
 
 /**
  * Issue #9, "Done when" 2: posthog-js in a real headless Chromium, on a page of another origin, pointed at the server
@@ -74,7 +81,7 @@ function pinnedId(release: string) {
 }
 
 describe.each(releases)('posthog-js $version in headless Chromium', (release) => {
-  it('reads flags and payloads from the server; $pageview and $feature_flag_called arrive through /e/', async () => {
+  it('reads flags and payloads, then group and person-property flags; $pageview and $feature_flag_called arrive through /e/', async () => {
     const { distinctId, want } = pinnedId(release.version);
     const { context, blocked, exchanges } = await isolatedContext(browser);
     const page = await context.newPage();
@@ -118,12 +125,52 @@ describe.each(releases)('posthog-js $version in headless Chromium', (release) =>
         libVersion: release.version,
       });
 
+      // A group (whose plan the server has stored) and a person property for flags: both reload the flags, and the
+      // server decides the group flag from its stored group properties, the targeted one from the request's email.
+      const email = 'someone@EXAMPLE.com';
+      const later = expectedFor({
+        distinctId,
+        personProperties: { email },
+        groups: { [GROUP_TYPE]: companyKey(0) },
+        groupProperties: { [GROUP_TYPE]: { plan: 'enterprise' } },
+      });
+      expect(later.flags).toMatchObject({ [FLAG.group]: true, [FLAG.targeted]: true });
+      await page.evaluate(
+        ([type, key, mail]) => {
+          const ph = (window as any).posthog;
+          ph.group(type, key);
+          ph.setPersonPropertiesForFlags({ email: mail });
+        },
+        [GROUP_TYPE, companyKey(0), email],
+      );
+      await page.waitForFunction(
+        (F) => {
+          const ph = (window as any).posthog;
+          return (
+            ph.getFeatureFlag(F.group, { send_event: false }) === true &&
+            ph.getFeatureFlag(F.targeted, { send_event: false }) === true
+          );
+        },
+        FLAG,
+        { timeout: 10_000 },
+      );
+      const reread = await page.evaluate((F) => {
+        const ph = (window as any).posthog;
+        return { group: ph.isFeatureEnabled(F.group), targeted: ph.getFeatureFlag(F.targeted) };
+      }, FLAG);
+      expect(reread).toEqual({ group: true, targeted: true });
+
+      // One $feature_flag_called per flag and value read: the five first reads, then group and targeted again.
+      const calls = FLAG_KEYS.map((key) => [key, want.flags[key]] as const).concat([
+        [FLAG.group, true],
+        [FLAG.targeted, true],
+      ]);
       const events = await readBackEvents(t, distinctId, {
         source: 'rest',
         timeoutMs: 15_000,
         until: (got) =>
           got.some((e) => e.event === '$pageview') &&
-          got.filter((e) => e.event === '$feature_flag_called').length >= FLAG_KEYS.length,
+          got.filter((e) => e.event === '$feature_flag_called').length >= calls.length,
       });
       const pageview = events.find((e) => e.event === '$pageview')!;
       expect(pageview.properties).toMatchObject({
@@ -131,13 +178,13 @@ describe.each(releases)('posthog-js $version in headless Chromium', (release) =>
         $lib: 'web',
         $lib_version: release.version,
       });
-      const called = events.filter((e) => e.event === '$feature_flag_called');
-      expect(called).toHaveLength(FLAG_KEYS.length);
-      for (const key of FLAG_KEYS) {
-        const e = called.find((x) => x.properties.$feature_flag === key);
-        expect(e, key).toBeDefined();
-        expect(e!.properties.$feature_flag_response, key).toEqual(want.flags[key]);
-      }
+      const called = events
+        .filter((e) => e.event === '$feature_flag_called')
+        .map((e) => [e.properties.$feature_flag, e.properties.$feature_flag_response]);
+      expect(new Set(called.map((c) => JSON.stringify(c)))).toEqual(
+        new Set(calls.map((c) => JSON.stringify(c))),
+      );
+      expect(called).toHaveLength(calls.length);
 
       // The wire: the flags call this release is known for, the remote config, events through /e/, all answered.
       const api = exchanges
