@@ -259,7 +259,20 @@ describe('local evaluation: real posthog-node clients', () => {
     ): Promise<string | boolean | undefined>;
     shutdown(): Promise<void>;
   };
-  const clients: [string, (token: string) => Client][] = [
+  type Poll = { path: string; status: number; ifNoneMatch: boolean };
+  const polls: Poll[] = [];
+  /** The clients' own fetch, recording each definitions request. */
+  const recordingFetch = async (url: string, options: RequestInit) => {
+    const res = await fetch(url, options);
+    const headers = new Headers(options.headers);
+    polls.push({
+      path: new URL(url).pathname,
+      status: res.status,
+      ifNoneMatch: headers.has('if-none-match'),
+    });
+    return res;
+  };
+  const clients: [string, (token: string) => Client, Poll][] = [
     [
       'posthog-node 4 (/api/feature_flag/local_evaluation)',
       (token) =>
@@ -268,7 +281,9 @@ describe('local evaluation: real posthog-node clients', () => {
           personalApiKey: t.personalApiKey,
           fetchRetryCount: 0,
           featureFlagsPollingInterval: 60_000,
+          fetch: recordingFetch as never,
         }) as unknown as Client,
+      { path: '/api/feature_flag/local_evaluation', status: 200, ifNoneMatch: false },
     ],
     [
       'posthog-node 5 (/flags/definitions)',
@@ -278,11 +293,13 @@ describe('local evaluation: real posthog-node clients', () => {
           personalApiKey: t.personalApiKey,
           fetchRetryCount: 0,
           featureFlagsPollingInterval: 60_000,
+          fetch: recordingFetch as never,
         }) as unknown as Client,
+      { path: '/flags/definitions', status: 304, ifNoneMatch: true },
     ],
   ];
 
-  for (const [name, make] of clients) {
+  for (const [name, make, lastPoll] of clients) {
     it(`${name} loads the definitions and evaluates boolean and multivariate flags locally`, async () => {
       const p = await project();
       await createFlag(t, { key: 'half', filters: ROLLOUT }, { projectId: p.id });
@@ -292,6 +309,7 @@ describe('local evaluation: real posthog-node clients', () => {
         { key: 'inactive', active: false, filters: ROLLOUT },
         { projectId: p.id },
       );
+      polls.length = 0;
       const client = make(p.token);
       try {
         await client.reloadFeatureFlags();
@@ -310,6 +328,18 @@ describe('local evaluation: real posthog-node clients', () => {
             sendFeatureFlagEvents: false,
           }),
         ).toBeUndefined();
+        // Each poll went to the URL of that release. Polling again, posthog-node 5 sends the ETag
+        // back, gets a 304 and keeps its flags; posthog-node 4 sends none and gets a 200.
+        await client.reloadFeatureFlags();
+        expect(
+          await client.getFeatureFlag('variant', 'user-1', {
+            onlyEvaluateLocally: true,
+            sendFeatureFlagEvents: false,
+          }),
+        ).toBe('control');
+        expect(polls.length).toBeGreaterThanOrEqual(2);
+        expect(polls[0]).toEqual({ ...lastPoll, status: 200, ifNoneMatch: false });
+        expect(polls.at(-1)).toEqual(lastPoll);
       } finally {
         await client.shutdown();
       }
