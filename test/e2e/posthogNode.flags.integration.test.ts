@@ -122,13 +122,25 @@ const optionsFor = (s: Subject, local: boolean) => ({
 async function observe(client: Client, s: Subject, i: number, local: boolean) {
   const options = { ...optionsFor(s, local), sendFeatureFlagEvents: false };
   const key = FLAG_KEYS[i % FLAG_KEYS.length]!;
-  const [all, both, value, payload] = await Promise.all([
+  const [all, both, value, payload, snapshot] = await Promise.all([
     client.getAllFlags(s.distinctId, optionsFor(s, local)),
     client.getAllFlagsAndPayloads(s.distinctId, optionsFor(s, local)),
     client.getFeatureFlag(key, s.distinctId, options),
     client.getFeatureFlagPayload(key, s.distinctId, undefined, options),
+    // 5.x's replacement for the calls above (they log a deprecation): one evaluation, read per key.
+    client instanceof PostHogV5
+      ? client.evaluateFlags(s.distinctId, optionsFor(s, local))
+      : Promise.resolve(undefined),
   ]);
-  return { key, all, both, value, payload };
+  const evaluated = snapshot && {
+    flags: Object.fromEntries(
+      FLAG_KEYS.map((k) => [k, snapshot.getFlag(k, { sendFeatureFlagEvents: false })]),
+    ),
+    payloads: Object.fromEntries(
+      FLAG_KEYS.map((k) => [k, snapshot.getFlagPayload(k) ?? undefined]),
+    ),
+  };
+  return { key, all, both, value, payload, evaluated };
 }
 
 function expectAnswers(got: Awaited<ReturnType<typeof observe>>, want: Expected, id: string) {
@@ -142,6 +154,7 @@ function expectAnswers(got: Awaited<ReturnType<typeof observe>>, want: Expected,
   expect(got.payload ?? undefined, `getFeatureFlagPayload(${got.key}, ${id})`).toEqual(
     want.payloads[got.key],
   );
+  if (got.evaluated) expect(got.evaluated, `evaluateFlags(${id})`).toEqual(want);
 }
 
 describe('posthog-node against the server: 1,000 distinct ids, remote and local', () => {
