@@ -40,7 +40,6 @@ export type Exchange = {
   method: string;
   url: string;
   status: number | null;
-  postData: string | null;
 };
 
 /** A context that can reach only this machine: every other request is aborted and listed in `blocked`. */
@@ -64,11 +63,10 @@ export async function isolatedContext(browser: Browser): Promise<{
       method: request.method(),
       url: request.url(),
       status: response?.status() ?? null,
-      postData: request.postData(),
     });
   });
   context.on('requestfailed', (request) => {
-    exchanges.push({ method: request.method(), url: request.url(), status: null, postData: null });
+    exchanges.push({ method: request.method(), url: request.url(), status: null });
   });
   return { context, blocked, exchanges };
 }

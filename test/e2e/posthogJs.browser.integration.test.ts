@@ -48,19 +48,18 @@ beforeAll(async () => {
     Object.fromEntries(releases.map((r) => [r.name, bundle(r.name)])),
     () => `
       const did = new URLSearchParams(location.search).get('did');
-      window.__flagsLoaded = new Promise((resolve) => {
-        posthog.init(${JSON.stringify(t.projectApiKey)}, {
-          api_host: ${JSON.stringify(t.url)},
-          persistence: 'memory',
-          bootstrap: { distinctID: did },
-          autocapture: false,
-          disable_session_recording: true,
-          request_queue_config: { flush_interval_ms: 250 },
-          // HeadlessChrome is on posthog-js's bot list: without this it captures nothing.
-          opt_out_useragent_filter: true,
-        });
-        posthog.onFeatureFlags(() => resolve(true));
-      });`,
+      window.__flagsLoaded = false;
+      posthog.init(${JSON.stringify(t.projectApiKey)}, {
+        api_host: ${JSON.stringify(t.url)},
+        persistence: 'memory',
+        bootstrap: { distinctID: did },
+        autocapture: false,
+        disable_session_recording: true,
+        request_queue_config: { flush_interval_ms: 250 },
+        // HeadlessChrome is on posthog-js's bot list: without this it captures nothing.
+        opt_out_useragent_filter: true,
+      });
+      posthog.onFeatureFlags(() => { window.__flagsLoaded = true; });`,
   );
   browser = await launchChromium();
 });
@@ -93,10 +92,9 @@ describe.each(releases)('posthog-js $version in headless Chromium', (release) =>
     try {
       const pageUrl = `${site.url}/${release.name}/?did=${encodeURIComponent(distinctId)}`;
       await page.goto(pageUrl);
-      await page.waitForFunction(() => (window as any).__flagsLoaded, undefined, {
+      await page.waitForFunction(() => (window as any).__flagsLoaded === true, undefined, {
         timeout: 10_000,
       });
-      await page.evaluate(() => (window as any).__flagsLoaded);
 
       const read = await page.evaluate((F) => {
         const ph = (window as any).posthog;
