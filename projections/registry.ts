@@ -10,6 +10,7 @@ import {
   withGroupIndexes,
 } from './events/eventsProjection.ts';
 import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
+import { hashKeyOverridesProjection } from './featureFlags/hashKeyOverridesProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
 import { groupTypesLookup } from './persons/groupTypesLookup.ts';
 import { personsProjection } from './persons/personsProjection.ts';
@@ -18,6 +19,7 @@ import { personsProjection } from './persons/personsProjection.ts';
 export const pgProjections: readonly PgProjection[] = [
   accessProjection,
   featureFlagsProjection,
+  hashKeyOverridesProjection,
   ingestionWarningsProjection,
   personsProjection,
   eventDeletionsProjection,

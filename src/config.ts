@@ -35,6 +35,14 @@ const ConfigSchema = z.object({
     .min(1024)
     .default(2 * 1024 * 1024),
   BATCH_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20_000_000),
+  /** request body limit of /decide and /flags (compressed bodies may expand to 4 MB at most) */
+  DECIDE_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** projects whose flag definitions /decide keeps in memory (least recently used dropped) */
+  FLAG_CACHE_MAX_PROJECTS: z.coerce.number().int().min(1).default(10_000),
   /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   /** longest Postgres statement (server-side statement_timeout) */
@@ -87,6 +95,8 @@ export type Config = Readonly<{
   apiRateLimitPerMinute: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
+  decideBodyLimitBytes: number;
+  flagCacheMaxProjects: number;
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
@@ -127,6 +137,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     captureBodyLimitBytes: c.CAPTURE_BODY_LIMIT_BYTES,
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
+    decideBodyLimitBytes: c.DECIDE_BODY_LIMIT_BYTES,
+    flagCacheMaxProjects: c.FLAG_CACHE_MAX_PROJECTS,
     eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
     captureQuota: {
       ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
+import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
+import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
 import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
 import { userBlastRadiusRoutes } from '../queries/featureFlags/userBlastRadiusRoutes.ts';
 import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
@@ -12,9 +14,13 @@ import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
 import type { AppContext } from './appContext.ts';
 
 /** Every HTTP slice, in one list (composition root). */
-export const routes = (ctx: AppContext): FastifyPluginAsync[] => [
+export const routes = (
+  ctx: AppContext,
+  flagEvaluation: FlagEvaluationService,
+): FastifyPluginAsync[] => [
   projectQueryRoutes(ctx),
   featureFlagQueryRoutes(ctx),
+  flagActionRoutes(ctx, flagEvaluation),
   featureFlagCommandRoutes(ctx),
   localEvaluationRoutes(ctx),
   userBlastRadiusRoutes(ctx),

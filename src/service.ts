@@ -2,11 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
+import { decideDeps } from '../commands/decide/decide.ts';
+import { decideRoutes } from '../commands/decide/decideRoutes.ts';
+import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
+import { featureFlagsProjection } from '../projections/featureFlags/featureFlagsProjection.ts';
+import { featureFlagsReader } from '../projections/featureFlags/featureFlagsReader.ts';
+import {
+  type FlagDefinitions,
+  flagDefinitions,
+} from '../projections/featureFlags/flagDefinitions.ts';
+import { flagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
+import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
+import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
@@ -22,6 +35,8 @@ export type Service = Readonly<{
   ctx: AppContext;
   stores: Stores;
   runners: ReadonlyMap<string, ProjectionRunner>;
+  /** the flag definitions cache of /decide (and local evaluation, flag actions) */
+  flagDefinitions: FlagDefinitions;
   bootstrap: BootstrapResult;
   close(): Promise<void>;
 }>;
@@ -84,8 +99,31 @@ export async function createService(
     }
     return { ok: failing.length === 0, failing };
   };
+  const geoip = await openGeoIp();
+  const definitions = flagDefinitions({
+    store: stores.store,
+    flags: featureFlagsReader(stores.pool),
+    persons: personsReader(stores.pool),
+    awaitFlags: (position) => ctx.awaitProjection(featureFlagsProjection, position),
+    maxProjects: config.flagCacheMaxProjects,
+  });
+  await definitions.start();
+  const overrides = hashKeyOverridesReader(stores.pool);
+  const evaluation = flagEvaluationService({
+    definitions,
+    persons: personsReader(stores.pool),
+    hashKeyOverrides: overrides.forDistinctIds,
+    now: ctx.now,
+  });
+  const continuity = { ...ctx, overrides, definitions };
+  const decide = decideRoutes(
+    decideDeps(accessReader(stores.pool), evaluation, geoip, (projectId, input) =>
+      setHashKeyOverrides(continuity, projectId, input.distinctId, input.anonDistinctId!),
+    ),
+    config.decideBodyLimitBytes,
+  );
   const capture = captureRoutes(
-    captureDeps(ctx, await openGeoIp(), config.captureLimits, config.captureQuota),
+    captureDeps(ctx, geoip, config.captureLimits, config.captureQuota),
     {
       capture: config.captureBodyLimitBytes,
       batch: config.batchBodyLimitBytes,
@@ -94,12 +132,12 @@ export async function createService(
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [
-      ...routes(ctx),
+      ...routes(ctx, evaluation),
       ...(clickhouse
         ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
         : []),
     ],
-    publicRoutes: [capture],
+    publicRoutes: [capture, decide, remoteConfigRoutes(accessReader(stores.pool))],
     readiness,
     health,
     apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
@@ -125,11 +163,13 @@ export async function createService(
     ctx,
     stores,
     runners,
+    flagDefinitions: definitions,
     bootstrap: boot,
     close: () =>
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
         await deletions?.stop(); // lets a deletion run in progress finish
+        await definitions.stop();
         for (const r of runners.values()) await r.stop(); // last batches and checkpoints
         await clickhouse?.close();
         await stores.close(); // stops the embedded Postgres this process started

@@ -22,8 +22,8 @@ const refuse = (error: CaptureError): CaptureFailure => ({ ok: false, error });
 export const CAPTURE_SCOPE = 'event:write';
 
 /** A personal API key without the capture scope, as the /api routes answer a missing scope: 403. */
-export const missingCaptureScope = (): CaptureFailure =>
-  refuse(forbidden(`API key missing required scope '${CAPTURE_SCOPE}'`));
+export const missingCaptureScope = (scope = CAPTURE_SCOPE): CaptureFailure =>
+  refuse(forbidden(`API key missing required scope '${scope}'`));
 
 /** Decision 4: anything malformed is one 400 code; the detail says what. */
 export const invalidPayload = (detail: string): CaptureFailure =>

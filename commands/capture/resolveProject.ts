@@ -23,7 +23,13 @@ export type CaptureAccess = Pick<
  * Misses are cached briefly too, so a flood with a bad key does not reach Postgres each time, yet
  * a project created by the CLI is usable within a second.
  */
-export function createProjectResolver(access: CaptureAccess, ttlMs = 30_000, missTtlMs = 1_000) {
+export function createProjectResolver(
+  access: CaptureAccess,
+  ttlMs = 30_000,
+  missTtlMs = 1_000,
+  /** what a personal API key must hold (capture: event:write; /decide: feature_flag:read) */
+  scope = CAPTURE_SCOPE,
+) {
   const cache = new Map<string, { projectId: number | null; until: number }>();
 
   async function byProjectKey(token: string): Promise<number | null> {
@@ -40,7 +46,7 @@ export function createProjectResolver(access: CaptureAccess, ttlMs = 30_000, mis
   async function byPersonalKey(token: string, projectIdField: unknown): Promise<ProjectResolution> {
     const key = await access.personalKeyByHash(hashKey(token));
     if (!key) return invalidPersonalApiKey();
-    if (!hasScope(key.scopes, CAPTURE_SCOPE)) return missingCaptureScope();
+    if (!hasScope(key.scopes, scope)) return missingCaptureScope(scope);
     const projectId =
       typeof projectIdField === 'number'
         ? projectIdField

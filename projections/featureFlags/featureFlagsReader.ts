@@ -77,6 +77,15 @@ export const featureFlagsReader = (pool: pg.Pool) => ({
     return { count: Number(count.rows[0]!.n), rows: rows.rows };
   },
 
+  /** The project's live flags (active and inactive), oldest first: what /decide evaluates. */
+  async liveFlags(projectId: number): Promise<FlagRow[]> {
+    const { rows } = await pool.query<FlagRow>(
+      `${flagSelect} WHERE f.project_id = $1 AND NOT f.deleted ORDER BY f.created_at, f.id`,
+      [projectId],
+    );
+    return rows;
+  },
+
   /** One flag of the project, soft-deleted or not. */
   async get(projectId: number, flagId: number): Promise<FlagRow | undefined> {
     if (!isDbInteger(flagId)) return undefined;

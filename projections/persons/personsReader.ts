@@ -252,6 +252,46 @@ export const personsReader = (pool: pg.Pool) => ({
     return out;
   },
 
+  /**
+   * Flag evaluation (/decide): the stored properties of the person of `distinctId` and all of
+   * its distinct ids (for hash key overrides); null when no person has that distinct id.
+   */
+  async personForFlags(
+    projectId: number,
+    distinctId: string,
+  ): Promise<{ properties: Record<string, unknown>; distinctIds: string[] } | null> {
+    const { rows } = await pool.query<{ properties: Record<string, unknown>; ids: string[] }>(
+      `SELECT p.properties,
+              ARRAY(SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id ORDER BY d.ord) AS ids
+         FROM person_distinct_ids m JOIN persons p ON p.id = m.person_id AND p.project_id = m.project_id
+        WHERE m.project_id = $1::int AND m.distinct_id = $2::text`,
+      [projectId, distinctId],
+    );
+    const row = rows[0];
+    return row ? { properties: row.properties, distinctIds: row.ids } : null;
+  },
+
+  /** Flag evaluation: stored properties of these groups, by `<index>:<key>`; unknown groups absent. */
+  async groupsForFlags(
+    projectId: number,
+    groups: readonly { index: number; key: string }[],
+  ): Promise<Map<string, Record<string, unknown>>> {
+    const out = new Map<string, Record<string, unknown>>();
+    if (groups.length === 0) return out;
+    const { rows } = await pool.query<{
+      group_type_index: number;
+      group_key: string;
+      properties: Record<string, unknown>;
+    }>(
+      `SELECT g.group_type_index, g.group_key, g.properties
+         FROM groups g JOIN unnest($2::int[], $3::text[]) AS w(i, k) ON g.group_type_index = w.i AND g.group_key = w.k
+        WHERE g.project_id = $1::int`,
+      [projectId, groups.map((g) => g.index), groups.map((g) => g.key)],
+    );
+    for (const r of rows) out.set(`${r.group_type_index}:${r.group_key}`, r.properties);
+    return out;
+  },
+
   /** The person's distinct ids in attachment order; none for an unknown person. */
   async distinctIdsOf(projectId: number, ref: PersonRef): Promise<string[]> {
     if (!isStorable(ref)) return [];

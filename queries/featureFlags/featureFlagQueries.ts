@@ -20,7 +20,7 @@ export const flagReaders = (pool: pg.Pool): FlagReaders => ({
 });
 
 /** Views of flag rows, with their creators read in one go. */
-async function toFlagViews(
+export async function toFlagViews(
   readers: FlagReaders,
   rows: readonly FlagRow[],
   editor: FlagEditor,

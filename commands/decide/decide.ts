@@ -1,0 +1,96 @@
+import type { AccessReader } from '../../projections/access/accessReader.ts';
+import type {
+  FlagEvaluationResult,
+  FlagEvaluationService,
+} from '../../projections/featureFlags/flagEvaluationService.ts';
+import { type DomainError, unauthenticated } from '../../src/core/errors.ts';
+import type { RawCaptureRequest } from '../capture/decodeCaptureRequest.ts';
+import type { GeoIp } from '../capture/geoip.ts';
+import { createProjectResolver, type ResolveProject } from '../capture/resolveProject.ts';
+import { type DecideInput, decodeDecideBody, parseDecideInput } from './decideRequest.ts';
+
+/** What a personal API key needs to ask for flags (flags.md §4.1: `phx_` + `project_id`). */
+export const DECIDE_SCOPE = 'feature_flag:read';
+
+/** The seven person properties a request's GeoIP overrides (api-spec rule 2). */
+const GEOIP_OVERRIDES = [
+  'city_name',
+  'country_name',
+  'country_code',
+  'continent_name',
+  'continent_code',
+  'postal_code',
+  'time_zone',
+] as const;
+
+export type DecideDeps = Readonly<{
+  resolveProject: ResolveProject;
+  evaluation: FlagEvaluationService;
+  geoip: GeoIp;
+  /** experience continuity: records hash key overrides for `$anon_distinct_id` (when set up) */
+  continuity?: (projectId: number, input: DecideInput) => Promise<void>;
+}>;
+
+export const decideDeps = (
+  access: Pick<AccessReader, 'projectIdByApiKeyHash' | 'personalKeyByHash' | 'canReachProject'>,
+  evaluation: FlagEvaluationService,
+  geoip: GeoIp,
+  continuity?: DecideDeps['continuity'],
+): DecideDeps => ({
+  resolveProject: createProjectResolver(access, 30_000, 1_000, DECIDE_SCOPE),
+  evaluation,
+  geoip,
+  ...(continuity ? { continuity } : {}),
+});
+
+export type DecideOutcome =
+  | { ok: true; input: DecideInput; result: FlagEvaluationResult | null }
+  | { ok: false; error: DomainError };
+
+/** Token failures in /decide's words (flags.md §4.1): every personal key problem is one 401. */
+function tokenError(error: DomainError): DomainError {
+  if (error.code === 'invalid_api_key') return error;
+  if (error.code === 'invalid_project') return error;
+  return unauthenticated('invalid_personal_key', 'Invalid Personal API key.');
+}
+
+/** `$geoip_*` of the forwarded address, under the request's own person properties. */
+function withGeoip(deps: DecideDeps, input: DecideInput, forwardedIp: string | null) {
+  if (input.geoipDisable || !forwardedIp) return input.personProperties;
+  const fields = deps.geoip.lookup(forwardedIp);
+  if (!fields) return input.personProperties;
+  const geo: Record<string, unknown> = {};
+  for (const f of GEOIP_OVERRIDES) if (fields[f] !== undefined) geo[`$geoip_${f}`] = fields[f];
+  return { ...geo, ...input.personProperties };
+}
+
+/**
+ * /decide and /flags: decode → token → (continuity write) → evaluate. `result` is null when the
+ * client asked for no flags (`disable_flags`).
+ */
+export async function decide(
+  deps: DecideDeps,
+  raw: RawCaptureRequest,
+  forwardedIp: string | null,
+): Promise<DecideOutcome> {
+  const decoded = await decodeDecideBody(raw);
+  if (!decoded.ok) return decoded;
+  const input = parseDecideInput(decoded.payload, decoded.form, raw.query);
+  if ('ok' in input) return input;
+  const project = await deps.resolveProject(input.token, input.projectIdField);
+  if (!project.ok) return { ok: false, error: tokenError(project.error) };
+  if (input.disableFlags) return { ok: true, input, result: null };
+  if (input.anonDistinctId !== undefined && deps.continuity)
+    await deps.continuity(project.projectId, input);
+  const personProperties = withGeoip(deps, input, forwardedIp);
+  const result = await deps.evaluation.evaluate({
+    projectId: project.projectId,
+    distinctId: input.distinctId,
+    groups: input.groups,
+    ...(personProperties ? { personProperties } : {}),
+    ...(input.groupProperties ? { groupProperties: input.groupProperties } : {}),
+    ...(input.flagKeys ? { keys: input.flagKeys } : {}),
+    deviceId: input.deviceId,
+  });
+  return { ok: true, input, result };
+}

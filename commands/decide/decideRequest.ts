@@ -1,0 +1,150 @@
+import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
+import {
+  type DecodedCaptureRequest,
+  decodeCaptureRequest,
+  inflateBody,
+  type RawCaptureRequest,
+} from '../capture/decodeCaptureRequest.ts';
+
+/**
+ * What /decide and /flags read from a request (flags.md §4.1), once decoded: JSON, form `data=`
+ * (base64), gzip or lz64 bodies, through capture's decoder.
+ */
+export type DecideInput = {
+  token: string;
+  projectIdField: unknown;
+  distinctId: string;
+  groups: Record<string, string>;
+  personProperties: Record<string, unknown> | undefined;
+  groupProperties: Record<string, Record<string, unknown>> | undefined;
+  anonDistinctId: string | undefined;
+  deviceId: string | null;
+  disableFlags: boolean;
+  geoipDisable: boolean;
+  flagKeys: string[] | undefined;
+};
+
+export type DecideFailure = { ok: false; error: DomainError };
+
+/** Longer than capture accepts (200), so no person can have it; still evaluated by hash. */
+export const MAX_DECIDE_DISTINCT_ID_LENGTH = 1_000;
+/** Compressed bodies may not expand past this (a gzip bomb is small on the wire). */
+export const DECIDE_MAX_DECODED_BYTES = 4 * 1024 * 1024;
+
+const refuse = (error: DomainError): DecideFailure => ({ ok: false, error });
+export const malformed = (detail: string) =>
+  refuse(validation('malformed_data', `Malformed request data: ${detail}`));
+export const noApiKey = () =>
+  refuse(
+    unauthenticated(
+      'no_api_key',
+      'No project API key provided. You can find your project API key in PostHog project settings.',
+    ),
+  );
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Python truthiness of a JSON value (`disable_flags`, `geoip_disable`). */
+const truthy = (v: unknown): boolean =>
+  Array.isArray(v)
+    ? v.length > 0
+    : isRecord(v)
+      ? Object.keys(v).length > 0
+      : v === 'false' || v === 'False' || v === '0'
+        ? false
+        : Boolean(v);
+
+const idString = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;
+
+function stringMap(v: unknown): Record<string, string> {
+  if (!isRecord(v)) return {};
+  const out: Record<string, string> = {};
+  for (const [k, value] of Object.entries(v)) {
+    const s = idString(value);
+    if (s !== undefined) out[k] = s;
+  }
+  return out;
+}
+
+function groupProps(v: unknown): Record<string, Record<string, unknown>> | undefined {
+  if (!isRecord(v)) return undefined;
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [k, value] of Object.entries(v)) if (isRecord(value)) out[k] = value;
+  return out;
+}
+
+/** Decodes the body (gzip inflated off the event loop) into the JSON the client sent. */
+export async function decodeDecideBody(
+  raw: RawCaptureRequest,
+): Promise<DecodedCaptureRequest | DecideFailure> {
+  const inflated = await inflateBody(raw.body, DECIDE_MAX_DECODED_BYTES);
+  if (inflated === 'too_large') return refuse(tooLarge(tooLargeDetail));
+  const decoded = decodeCaptureRequest(raw, {
+    maxDecodedBytes: DECIDE_MAX_DECODED_BYTES,
+    ...(inflated ? { inflatedBody: inflated } : {}),
+  });
+  if (decoded.ok) return decoded;
+  if (decoded.error.kind === 'too_large') return refuse(tooLarge(tooLargeDetail));
+  return malformed(decoded.error.detail.replace(/^Malformed request data: /, ''));
+}
+const tooLargeDetail = `the decoded payload is over ${DECIDE_MAX_DECODED_BYTES} bytes`;
+
+/** The token as flags.md §4.1 looks it up: query, then form, then body `$token`, `token`, `api_key`. */
+function tokenOf(
+  body: Record<string, unknown>,
+  form: Record<string, string>,
+  query: Record<string, string | undefined>,
+): string | undefined {
+  const candidates = [
+    query.token,
+    query.api_key,
+    form.api_key,
+    form.token,
+    body.$token,
+    body.token,
+    body.api_key,
+  ];
+  const found = candidates.find((c) => typeof c === 'string' && c.trim() !== '');
+  return typeof found === 'string' ? found.trim() : undefined;
+}
+
+export function parseDecideInput(
+  payload: unknown,
+  form: Record<string, string>,
+  query: Record<string, string | undefined>,
+): DecideInput | DecideFailure {
+  if (!isRecord(payload)) return malformed('the payload is not a JSON object');
+  const token = tokenOf(payload, form, query);
+  if (token === undefined) return noApiKey();
+  const distinctId = idString(payload.distinct_id);
+  if (distinctId === undefined || distinctId.trim() === '')
+    return refuse(
+      validation('missing_distinct_id', 'Decide requires a distinct_id.', 'distinct_id'),
+    );
+  if (distinctId.length > MAX_DECIDE_DISTINCT_ID_LENGTH)
+    return refuse(
+      validation(
+        'malformed_data',
+        `distinct_id is longer than ${MAX_DECIDE_DISTINCT_ID_LENGTH} characters`,
+        'distinct_id',
+      ),
+    );
+  const keys = payload.flag_keys_to_evaluate;
+  return {
+    token,
+    projectIdField: payload.project_id ?? query.project_id,
+    distinctId,
+    groups: stringMap(payload.groups),
+    personProperties: isRecord(payload.person_properties) ? payload.person_properties : undefined,
+    groupProperties: groupProps(payload.group_properties),
+    anonDistinctId: idString(payload.$anon_distinct_id),
+    deviceId: idString(payload.$device_id) ?? null,
+    disableFlags: truthy(payload.disable_flags),
+    geoipDisable: truthy(payload.geoip_disable),
+    flagKeys: Array.isArray(keys)
+      ? keys.filter((k): k is string => typeof k === 'string')
+      : undefined,
+  };
+}

@@ -1,0 +1,215 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
+import { clientIp } from '../capture/geoip.ts';
+import { type DecideDeps, decide } from './decide.ts';
+import {
+  CLIENT_CONFIG,
+  type DecideAnswer,
+  decideV1,
+  decideV2,
+  decideV3,
+  type FlagMeta,
+  flagsV4,
+} from './decideResponse.ts';
+
+const DecideQuery = z
+  .object({
+    v: z
+      .string()
+      .optional()
+      .describe('response version: 1…4 on /decide (default 1), 1|2 on /flags'),
+    config: z.string().optional().describe('/flags: "true" adds the client configuration'),
+    compression: z
+      .string()
+      .optional()
+      .describe('gzip | gzip-js | lz64 | base64; sniffed when absent'),
+    data: z.string().optional().describe('GET: the payload'),
+    token: z.string().optional().describe('GET: the project API key'),
+    api_key: z.string().optional(),
+    _: z.string().optional().describe('client send time, epoch ms'),
+    ver: z.string().optional().describe('client library version'),
+  })
+  .catchall(z.unknown());
+
+const Reason = z.object({
+  code: z.string(),
+  condition_index: z.number().nullable(),
+  description: z.string(),
+});
+const FlagDetail = z.object({
+  key: z.string(),
+  enabled: z.boolean(),
+  variant: z.string().nullable(),
+  reason: Reason,
+  metadata: z.object({
+    id: z.number(),
+    version: z.number(),
+    payload: z.string().nullable().describe('JSON text of the matched value, or null'),
+    description: z.string().nullable(),
+  }),
+});
+const Errors = {
+  errorsWhileComputingFlags: z.boolean().describe('some flag could not be evaluated (left out)'),
+  errorComputingFlags: z.boolean().describe('the contract’s name for the same'),
+};
+const Config = z
+  .object({})
+  .catchall(z.unknown())
+  .describe('client configuration (see decideResponse.ts)');
+const DecideResponse = z
+  .object({
+    featureFlags: z
+      .union([z.array(z.string()), z.record(z.string(), z.union([z.boolean(), z.string()]))])
+      .optional()
+      .describe('v1: keys of active flags; v2: active flags only; v3: every flag'),
+    featureFlagPayloads: z.record(z.string(), z.string()).optional().describe('v3'),
+    flags: z.record(z.string(), FlagDetail).optional().describe('v4'),
+    requestId: z.string().optional(),
+    ...Errors,
+  })
+  .catchall(z.unknown());
+
+const flatQuery = (query: unknown): Record<string, string | undefined> =>
+  Object.fromEntries(
+    Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v),
+    ]),
+  );
+
+/** flags.md §4.1: missing → 1, a non-integer → 2; above 4 answers like 4. */
+export function decideVersion(v: string | undefined): number {
+  if (v === undefined || v === '') return 1;
+  if (!/^-?\d+$/.test(v.trim())) return 2;
+  return Math.min(Math.max(Number(v), 1), 4);
+}
+
+// Hand-made JSON: this is the hottest read path, and the zod schemas above are for OpenAPI only.
+const sendJson = (reply: FastifyReply, status: number, body: unknown) =>
+  reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+
+const EMPTY: DecideAnswer = { evaluations: [], errors: false, meta: new Map() };
+
+function answer(
+  path: '/decide' | '/flags',
+  query: Record<string, string | undefined>,
+  a: DecideAnswer,
+) {
+  if (path === '/flags') return flagsV4(a, query.config === 'true' || query.config === '1');
+  switch (decideVersion(query.v)) {
+    case 1:
+      return decideV1(a);
+    case 2:
+      return decideV2(a);
+    case 3:
+      return decideV3(a);
+    default:
+      return flagsV4(a, true);
+  }
+}
+
+/**
+ * The public flag endpoints (`/decide`, `/flags`), authenticated by the token in the payload like
+ * capture. Bodies are raw bytes: the decide modules decode JSON, form, base64, gzip and lz64.
+ */
+export const decideRoutes =
+  (deps: DecideDeps, bodyLimit: number): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) =>
+      done(null, body),
+    );
+
+    const handle = async (
+      path: '/decide' | '/flags',
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ) => {
+      const query = flatQuery(request.query);
+      const outcome = await decide(
+        deps,
+        {
+          method: request.method,
+          path,
+          query,
+          headers: request.headers as Record<string, string | undefined>,
+          body: Buffer.isBuffer(request.body) ? request.body : undefined,
+        },
+        request.headers['x-forwarded-for'] ? clientIp(request.headers, undefined) : null,
+      );
+      if (!outcome.ok) {
+        const { status, body } = httpError(outcome.error);
+        return sendJson(reply, status, body);
+      }
+      const result = outcome.result;
+      if (!result) return sendJson(reply, 200, answer(path, query, EMPTY));
+      const meta = new Map<string, FlagMeta>(
+        result.project.rows.map((r) => [r.key, r as unknown as FlagMeta]),
+      );
+      return sendJson(
+        reply,
+        200,
+        answer(path, query, { evaluations: result.evaluations, errors: result.errors, meta }),
+      );
+    };
+
+    for (const path of ['/decide', '/flags'] as const) {
+      app.route({
+        method: 'POST',
+        url: `${path}/`,
+        bodyLimit,
+        schema: {
+          tags: ['flags'],
+          summary: `Evaluate flags for one distinct id (POST ${path}/)`,
+          description:
+            'Body: JSON (`application/json`, `text/plain`), form `data=<base64 JSON>` ' +
+            '(`application/x-www-form-urlencoded`), gzip (`compression=gzip|gzip-js` or sniffed) or ' +
+            'lz64 (`compression=lz64`). Fields: `token` | `api_key` | `$token` (or a personal key ' +
+            '`phx_…` with `project_id`), `distinct_id` (required), `groups`, `person_properties`, ' +
+            '`group_properties`, `$anon_distinct_id`, `$device_id`, `disable_flags`, ' +
+            '`geoip_disable`, `flag_keys_to_evaluate`. `X-Forwarded-For` sets the `$geoip_*` person properties.',
+          querystring: DecideQuery,
+          body: z.any().describe('the decide payload (see description)'),
+          response: {
+            200: DecideResponse,
+            400: ApiErrorBody,
+            401: ApiErrorBody,
+            413: ApiErrorBody,
+          },
+        },
+        handler: async (request, reply) => {
+          await handle(path, request, reply);
+        },
+      });
+      app.route({
+        method: 'GET',
+        url: `${path}/`,
+        schema: {
+          tags: ['flags'],
+          summary: `Client configuration without flags (GET ${path}/)`,
+          querystring: DecideQuery,
+          response: { 200: Config },
+        },
+        handler: async (request, reply) => {
+          sendJson(reply, 200, answer(path, flatQuery(request.query), EMPTY));
+        },
+      });
+      app.route({
+        method: 'OPTIONS',
+        url: `${path}/`,
+        schema: {
+          tags: ['flags'],
+          summary: `CORS (OPTIONS ${path}/)`,
+          response: { 200: z.object({ status: z.literal(1) }) },
+        },
+        handler: async (_request, reply) => {
+          sendJson(reply, 200, { status: 1 });
+        },
+      });
+    }
+  };
+
+export { CLIENT_CONFIG };

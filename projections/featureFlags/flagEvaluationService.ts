@@ -1,0 +1,142 @@
+import { evaluateFlags } from '../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
+import type {
+  EvaluationContext,
+  FlagEvaluation,
+  GroupContext,
+  Needs,
+} from '../../commands/featureFlags/model/evaluation/types.ts';
+import type { PersonsReader } from '../persons/personsReader.ts';
+import type { FlagDefinitions, ProjectFlags } from './flagDefinitions.ts';
+
+export type FlagEvaluationRequest = {
+  projectId: number;
+  distinctId: string;
+  groups?: Record<string, string>;
+  personProperties?: Record<string, unknown>;
+  groupProperties?: Record<string, Record<string, unknown>>;
+  keys?: readonly string[];
+  deviceId?: string | null;
+};
+
+export type FlagEvaluationResult = {
+  project: ProjectFlags;
+  /** evaluated or not_evaluable, in the project's flag order (never inconclusive) */
+  evaluations: FlagEvaluation[];
+  /** some flag could not be decided (left out of answers: errorsWhileComputingFlags) */
+  errors: boolean;
+};
+
+export type FlagEvaluationService = {
+  evaluate(req: FlagEvaluationRequest): Promise<FlagEvaluationResult>;
+};
+
+export type FlagEvaluationDeps = {
+  definitions: Pick<FlagDefinitions, 'forProject'>;
+  persons: Pick<PersonsReader, 'personForFlags' | 'groupsForFlags'>;
+  /**
+   * Experience continuity: flag key → hash key stored for any of these distinct ids (the first
+   * write wins). Absent: no overrides are stored anywhere (the distinct id is used).
+   */
+  hashKeyOverrides?: (
+    projectId: number,
+    distinctIds: readonly string[],
+  ) => Promise<Record<string, string>>;
+  now: () => Date;
+};
+
+function mergeNeeds(evaluations: readonly FlagEvaluation[]): Needs | undefined {
+  let needs: Needs | undefined;
+  for (const e of evaluations) {
+    if (e.outcome !== 'inconclusive') continue;
+    needs ??= { person: false, groups: [], hashKeyOverrides: false };
+    needs.person ||= e.needs.person;
+    needs.hashKeyOverrides ||= e.needs.hashKeyOverrides;
+    for (const g of e.needs.groups) if (!needs.groups.includes(g)) needs.groups.push(g);
+  }
+  return needs;
+}
+
+function groupsOf(
+  req: FlagEvaluationRequest,
+  complete: boolean,
+  stored?: (name: string, key: string) => Record<string, unknown> | undefined,
+): Record<string, GroupContext> {
+  const out: Record<string, GroupContext> = {};
+  for (const [name, key] of Object.entries(req.groups ?? {})) {
+    const supplied = req.groupProperties?.[name] ?? {};
+    const base = stored?.(name, key);
+    out[name] = { key, properties: base ? { ...base, ...supplied } : supplied, complete };
+  }
+  return out;
+}
+
+/**
+ * Server-side flag evaluation (/decide, /flags, the flag actions): the pure evaluator on the
+ * request's properties first; only when a flag is inconclusive, one batched load of what it
+ * needs (stored person and group properties, hash key overrides) and a second, complete pass.
+ * Request properties replace stored keys (api-spec rule 1).
+ */
+export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationService {
+  return {
+    async evaluate(req) {
+      const project = await deps.definitions.forProject(req.projectId);
+      const base: EvaluationContext = {
+        distinctId: req.distinctId,
+        deviceId: req.deviceId ?? null,
+        person: { properties: req.personProperties ?? {}, complete: false },
+        groups: groupsOf(req, false),
+        groupTypeMapping: project.groupTypeMapping,
+        // Without a store of overrides there is nothing to load: the distinct id is the hash key.
+        ...(deps.hashKeyOverrides ? {} : { hashKeyOverrides: {} }),
+      };
+      const options = { now: deps.now, ...(req.keys ? { keys: req.keys } : {}) };
+      let evaluations = evaluateFlags(project.flags, base, options);
+      const needs = mergeNeeds(evaluations);
+      if (needs) {
+        const indexOf = new Map(
+          Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]),
+        );
+        const wantedGroups = needs.groups.flatMap((name) => {
+          const key = req.groups?.[name];
+          const index = indexOf.get(name);
+          return key === undefined || index === undefined ? [] : [{ index, key }];
+        });
+        const [person, groups] = await Promise.all([
+          needs.person || needs.hashKeyOverrides
+            ? deps.persons.personForFlags(req.projectId, req.distinctId)
+            : null,
+          deps.persons.groupsForFlags(req.projectId, wantedGroups),
+        ]);
+        const hashKeyOverrides =
+          needs.hashKeyOverrides && deps.hashKeyOverrides
+            ? await deps.hashKeyOverrides(req.projectId, person?.distinctIds ?? [req.distinctId])
+            : {};
+        const complete: EvaluationContext = {
+          ...base,
+          person: {
+            properties: { ...person?.properties, ...req.personProperties },
+            complete: true,
+          },
+          groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
+          hashKeyOverrides,
+        };
+        evaluations = evaluateFlags(project.flags, complete, options);
+      }
+      let errors = false;
+      evaluations = evaluations.map((e) => {
+        if (e.outcome === 'evaluated') return e;
+        errors = true;
+        // Complete data leaves nothing inconclusive; should it happen, it is an error, not false.
+        return e.outcome === 'not_evaluable'
+          ? e
+          : {
+              outcome: 'not_evaluable',
+              key: e.key,
+              error: 'invalid_filter',
+              description: e.description,
+            };
+      });
+      return { project, evaluations, errors };
+    },
+  };
+}
