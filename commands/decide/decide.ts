@@ -80,8 +80,9 @@ export async function decide(
   const project = await deps.resolveProject(input.token, input.projectIdField);
   if (!project.ok) return { ok: false, error: tokenError(project.error) };
   if (input.disableFlags) return { ok: true, input, result: null };
+  // Continuity is best effort, as in PostHog: a failed write still answers the flags.
   if (input.anonDistinctId !== undefined && deps.continuity)
-    await deps.continuity(project.projectId, input);
+    await deps.continuity(project.projectId, input).catch(() => undefined);
   const personProperties = withGeoip(deps, input, forwardedIp);
   const result = await deps.evaluation.evaluate({
     projectId: project.projectId,

@@ -71,6 +71,43 @@ function groupsOf(
 }
 
 /**
+ * The stored properties the inconclusive flags need, under the request's: the person and groups
+ * in parallel; hash key overrides (continuity flags only) after the person, for all its ids.
+ */
+async function completeContext(
+  deps: FlagEvaluationDeps,
+  req: FlagEvaluationRequest,
+  project: ProjectFlags,
+  base: EvaluationContext,
+  needs: Needs,
+): Promise<EvaluationContext> {
+  const indexOf = new Map(
+    Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]),
+  );
+  const wantedGroups = needs.groups.flatMap((name) => {
+    const key = req.groups?.[name];
+    const index = indexOf.get(name);
+    return key === undefined || index === undefined ? [] : [{ index, key }];
+  });
+  const [person, groups] = await Promise.all([
+    needs.person || needs.hashKeyOverrides
+      ? deps.persons.personForFlags(req.projectId, req.distinctId)
+      : null,
+    deps.persons.groupsForFlags(req.projectId, wantedGroups),
+  ]);
+  const hashKeyOverrides =
+    needs.hashKeyOverrides && deps.hashKeyOverrides
+      ? await deps.hashKeyOverrides(req.projectId, person?.distinctIds ?? [req.distinctId])
+      : {};
+  return {
+    ...base,
+    person: { properties: { ...person?.properties, ...req.personProperties }, complete: true },
+    groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
+    hashKeyOverrides,
+  };
+}
+
+/**
  * Server-side flag evaluation (/decide, /flags, the flag actions): the pure evaluator on the
  * request's properties first; only when a flag is inconclusive, one batched load of what it
  * needs (stored person and group properties, hash key overrides) and a second, complete pass.
@@ -93,34 +130,10 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
       let evaluations = evaluateFlags(project.flags, base, options);
       const needs = mergeNeeds(evaluations);
       if (needs) {
-        const indexOf = new Map(
-          Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]),
-        );
-        const wantedGroups = needs.groups.flatMap((name) => {
-          const key = req.groups?.[name];
-          const index = indexOf.get(name);
-          return key === undefined || index === undefined ? [] : [{ index, key }];
-        });
-        const [person, groups] = await Promise.all([
-          needs.person || needs.hashKeyOverrides
-            ? deps.persons.personForFlags(req.projectId, req.distinctId)
-            : null,
-          deps.persons.groupsForFlags(req.projectId, wantedGroups),
-        ]);
-        const hashKeyOverrides =
-          needs.hashKeyOverrides && deps.hashKeyOverrides
-            ? await deps.hashKeyOverrides(req.projectId, person?.distinctIds ?? [req.distinctId])
-            : {};
-        const complete: EvaluationContext = {
-          ...base,
-          person: {
-            properties: { ...person?.properties, ...req.personProperties },
-            complete: true,
-          },
-          groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
-          hashKeyOverrides,
-        };
-        evaluations = evaluateFlags(project.flags, complete, options);
+        // A failed load leaves the undecided flags out (errors: true) rather than failing the
+        // request: the flags the request's properties decided still answer.
+        const complete = await completeContext(deps, req, project, base, needs).catch(() => null);
+        if (complete) evaluations = evaluateFlags(project.flags, complete, options);
       }
       let errors = false;
       evaluations = evaluations.map((e) => {

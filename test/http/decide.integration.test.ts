@@ -446,3 +446,44 @@ describe('flag actions', () => {
     ]);
   });
 });
+
+describe('definitions cache bounded to one project (FLAG_CACHE_MAX_PROJECTS=1)', () => {
+  let small: TestService;
+  beforeAll(async () => {
+    small = await startTestService({ FLAG_CACHE_MAX_PROJECTS: '1' });
+  });
+  afterAll(async () => small?.close());
+
+  it('projects evicted and reloaded in turn still answer their own flags, patches included', async () => {
+    const owner = await adminUserId(small);
+    const projects = await Promise.all(
+      [0, 1].map(async (i) => {
+        const made = await createProject(accessDeps(small.service.ctx), {
+          name: `lru-${i}-${Math.random()}`,
+          ownerUserId: owner,
+        });
+        const res = await small.api('POST', flagsPath(made.projectId), {
+          key: 'f',
+          name: 'f',
+          filters: { groups: [{ rollout_percentage: i === 0 ? 0 : 100 }] },
+        });
+        expect(res.status).toBe(201);
+        return { id: made.projectId, token: made.projectApiKey, flagId: res.body.id as number };
+      }),
+    );
+    const ask = (p: { token: string }) =>
+      decideRaw(small.url, '/decide/?v=3', { token: p.token, distinct_id: 'x' }).then(
+        (r) => r.body.featureFlags.f,
+      );
+    for (let round = 0; round < 3; round++) {
+      expect(await ask(projects[0]!)).toBe(false);
+      expect(await ask(projects[1]!)).toBe(true);
+    }
+    // Patched while evicted: the reload reads the new definition.
+    const patched = await small.api('PATCH', flagPath(projects[0]!.id, projects[0]!.flagId), {
+      filters: { groups: [{ rollout_percentage: 100 }] },
+    });
+    expect(patched.status).toBe(200);
+    expect(await ask(projects[0]!)).toBe(true);
+  });
+});
