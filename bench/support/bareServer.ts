@@ -7,6 +7,8 @@ app.post('/batch/', async (request) => ({
   n: (request.body as { batch?: unknown[] }).batch?.length ?? 1,
 }));
 app.post('/capture/', async () => ({ status: 1 }));
+// bench/decide's ceiling: a hello world.
+app.get('/', async () => ({ hello: 'world' }));
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`listening on ${url}`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

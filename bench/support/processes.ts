@@ -8,8 +8,12 @@ export const root = path.resolve(import.meta.dirname, '../..');
 export type Started = { child: ChildProcess; url: string; stop: () => Promise<void> };
 
 /** Starts a TypeScript entry point in its own process and waits for "listening on <url>". */
-export async function startProcess(entry: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export async function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): Promise<Started> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: root,
     env: { ...process.env, ...env },
   });
@@ -19,7 +23,7 @@ export async function startProcess(entry: string, env: Record<string, string>): 
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${out}`)), 120_000);
     child.stdout!.on('data', () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
