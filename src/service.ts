@@ -44,7 +44,8 @@ export type Service = Readonly<{
 /** Composition root: stores, projectors, bootstrap and the HTTP app, with an orderly close. */
 export async function createService(
   config: Config,
-  options: { clickhouse?: boolean } = {},
+  /** `now`: the service's clock (tests of relative-date flag filters fix it) */
+  options: { clickhouse?: boolean; now?: () => Date } = {},
 ): Promise<Service> {
   const stores = await openStores(config, pgProjections);
   const clickhouse: ClickHouse | undefined =
@@ -65,7 +66,7 @@ export async function createService(
   const ctx: AppContext = {
     store: stores.store,
     pool: stores.pool,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     awaitProjection: createAwaitProjection(runners, config.readYourWritesTimeoutMs),
   };
   for (const runner of runners.values()) await runner.start();

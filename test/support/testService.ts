@@ -29,7 +29,7 @@ export type TestService = Readonly<{
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { databaseUrl?: string; dataDir?: string } = {},
+  options: { databaseUrl?: string; dataDir?: string; now?: () => Date } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-'));
   const config = loadConfig({
@@ -46,7 +46,7 @@ export async function startTestService(
     CLICKHOUSE_DATABASE: `t_${randomBytes(6).toString('hex')}`,
     ...env,
   });
-  const service = await createService(config);
+  const service = await createService(config, options.now ? { now: options.now } : {});
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const projectId = await accessReader(service.stores.pool).firstProjectId();
   const api: TestService['api'] = async (
