@@ -21,7 +21,8 @@ usage: npm run bench:decide -- [--seconds N] [--connections N] [--only LIST] [--
   --connections  concurrent connections (default 50)
   --only         comma-separated targets: bare, ours, unleash (default all)
   --phases       our phases: v3 (properties in the request), stored (distinct id only), flags
-                 (/flags?v=2); default all
+                 (/flags?v=2), v1 (the smallest answer), noflags (disable_flags: the
+                 route without evaluation); default v3,stored,flags
   --json         print the results as JSON instead of a table
 Unleash 8.2.0 is installed on first use into ~/.cache/hogstream-bench (≈40 s, never into the repo).`;
 
@@ -183,6 +184,12 @@ async function ours() {
       body: JSON.stringify({ token: TOKEN, distinct_id: personOf(i).id, geoip_disable: true }),
     });
     const flagsV2 = (i: number): Req => ({ ...withProps(i), path: '/flags/?v=2' });
+    const keysOnly = (i: number): Req => ({ ...withProps(i), path: '/decide/?v=1' });
+    // The route without evaluation: decoding, the token, the configuration answer.
+    const noFlags = (i: number): Req => ({
+      ...withProps(i),
+      body: JSON.stringify({ ...JSON.parse(withProps(i).body!), disable_flags: true }),
+    });
     const check = await fetch(`${server.url}/decide/?v=3`, withProps(7));
     const answer = (await check.json()) as { featureFlags: Record<string, unknown> };
     if (Object.keys(answer.featureFlags).length !== 50)
@@ -194,6 +201,8 @@ async function ours() {
       decideV3: await run('v3', 'ours /decide v3 (properties in the request)', withProps),
       decideStored: await run('stored', 'ours /decide v3 (stored properties)', idOnly),
       flagsV2: await run('flags', 'ours /flags v2', flagsV2),
+      decideV1: await run('v1', 'ours /decide v1 (keys of the flags that are on)', keysOnly),
+      noFlags: await run('noflags', 'ours /decide v3 with disable_flags', noFlags),
     };
   } finally {
     await db.end();
@@ -288,6 +297,8 @@ try {
       ['/decide?v=3, properties in the request', results.ours?.decideV3],
       ['/decide?v=3, stored properties', results.ours?.decideStored],
       ['/flags?v=2, properties in the request', results.ours?.flagsV2],
+      ['/decide?v=1 (a list of keys), properties in the request', results.ours?.decideV1],
+      ['/decide?v=3 with disable_flags (no evaluation)', results.ours?.noFlags],
       ['unleash /api/frontend', results.unleash?.frontend],
     ];
     console.log(
