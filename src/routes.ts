@@ -6,6 +6,7 @@ import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQuery
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
 import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
 import { userBlastRadiusRoutes } from '../queries/featureFlags/userBlastRadiusRoutes.ts';
+import { groupQueryRoutes } from '../queries/groups/groupQueryRoutes.ts';
 import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
 import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
 import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
@@ -26,6 +27,7 @@ export const routes = (
   userBlastRadiusRoutes(ctx),
   ingestionWarningRoutes(ctx),
   personQueryRoutes(ctx),
+  groupQueryRoutes(ctx),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),
