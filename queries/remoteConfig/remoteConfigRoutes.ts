@@ -69,9 +69,19 @@ export const remoteConfigRoutes =
   (access: Pick<AccessReader, 'projectIdByApiKeyHash'>): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
+    // Every page load asks: answers are cached (misses briefly) so a flood of page loads, or of
+    // made-up tokens, does not reach Postgres each time; a new project is seen within a second.
+    const cache = new Map<string, { known: boolean; until: number }>();
     const known = async (token: string) => {
-      if ((await access.projectIdByApiKeyHash(hashKey(token))) === null)
-        fail(notFound('No project has this API key.'));
+      const hash = hashKey(token);
+      let hit = cache.get(hash);
+      if (!hit || hit.until <= Date.now()) {
+        const isKnown = (await access.projectIdByApiKeyHash(hash)) !== null;
+        if (cache.size >= 10_000) cache.clear();
+        hit = { known: isKnown, until: Date.now() + (isKnown ? 30_000 : 1_000) };
+        cache.set(hash, hit);
+      }
+      if (!hit.known) fail(notFound('No project has this API key.'));
       return configFor(token);
     };
     app.get(
