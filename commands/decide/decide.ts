@@ -81,7 +81,7 @@ export async function decide(
   if (!project.ok) return { ok: false, error: tokenError(project.error) };
   if (input.disableFlags) return { ok: true, input, result: null };
   // Continuity is best effort, as in PostHog: a failed write still answers the flags.
-  if (input.anonDistinctId !== undefined && deps.continuity)
+  if (input.anonDistinctId !== undefined && !input.distinctId.includes('\0') && deps.continuity)
     await deps.continuity(project.projectId, input).catch(() => undefined);
   const personProperties = withGeoip(deps, input, forwardedIp);
   const result = await deps.evaluation.evaluate({

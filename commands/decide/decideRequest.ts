@@ -91,6 +91,16 @@ export async function decodeDecideBody(
 }
 const tooLargeDetail = `the decoded payload is over ${DECIDE_MAX_DECODED_BYTES} bytes`;
 
+/**
+ * An id experience continuity may record (it becomes an event and a read-model row): bounded,
+ * and without NUL, which Postgres text cannot hold. Anything else is ignored, not refused:
+ * the flags still answer.
+ */
+const storable = (id: string | undefined): string | undefined =>
+  id !== undefined && id !== '' && id.length <= MAX_DECIDE_DISTINCT_ID_LENGTH && !id.includes('\0')
+    ? id
+    : undefined;
+
 /** The token as flags.md §4.1 looks it up: query, then form, then body `$token`, `token`, `api_key`. */
 function tokenOf(
   body: Record<string, unknown>,
@@ -139,7 +149,7 @@ export function parseDecideInput(
     groups: stringMap(payload.groups),
     personProperties: isRecord(payload.person_properties) ? payload.person_properties : undefined,
     groupProperties: groupProps(payload.group_properties),
-    anonDistinctId: idString(payload.$anon_distinct_id),
+    anonDistinctId: storable(idString(payload.$anon_distinct_id)),
     deviceId: idString(payload.$device_id) ?? null,
     disableFlags: truthy(payload.disable_flags),
     geoipDisable: truthy(payload.geoip_disable),

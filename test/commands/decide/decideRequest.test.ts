@@ -17,6 +17,20 @@ describe('parseDecideInput (flags.md §4.1)', () => {
     expect(tokenOf({}, {}, { distinct_id: 'd' })).toBe('no_api_key');
   });
 
+  it('keeps an $anon_distinct_id only when it can be stored: bounded, no NUL', () => {
+    const anon = (v: unknown) => {
+      const r = parseDecideInput({ token: 't', distinct_id: 'd', $anon_distinct_id: v }, {}, {});
+      return 'token' in r ? r.anonDistinctId : r.error.code;
+    };
+    expect(anon('anon-1')).toBe('anon-1');
+    expect(anon(7)).toBe('7');
+    expect(anon('a'.repeat(1_000))).toBe('a'.repeat(1_000));
+    expect(anon('a'.repeat(1_001))).toBeUndefined();
+    expect(anon('a\u0000b')).toBeUndefined();
+    expect(anon('')).toBeUndefined();
+    expect(anon({ not: 'an id' })).toBeUndefined();
+  });
+
   it('coerces a numeric distinct_id; refuses a missing or overlong one', () => {
     const r = parseDecideInput({ token: 't', distinct_id: 42 }, {}, {});
     expect('distinctId' in r && r.distinctId).toBe('42');
