@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
 import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
+import { cohortsProjection } from './cohorts/cohortsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
 import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
 import {
@@ -19,6 +20,7 @@ import { personsProjection } from './persons/personsProjection.ts';
 export const pgProjections: readonly PgProjection[] = [
   accessProjection,
   featureFlagsProjection,
+  cohortsProjection,
   hashKeyOverridesProjection,
   ingestionWarningsProjection,
   personsProjection,

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
+import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
 import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
@@ -28,6 +30,8 @@ export const routes = (
   ingestionWarningRoutes(ctx),
   personQueryRoutes(ctx),
   groupQueryRoutes(ctx),
+  cohortQueryRoutes(ctx),
+  cohortCommandRoutes(ctx),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),

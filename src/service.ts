@@ -2,12 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
+import { cohortEventTypes } from '../commands/cohorts/model/cohort.ts';
 import { decideDeps } from '../commands/decide/decide.ts';
 import { decideRoutes } from '../commands/decide/decideRoutes.ts';
 import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
+import { cohortsProjection } from '../projections/cohorts/cohortsProjection.ts';
+import { cohortsReader } from '../projections/cohorts/cohortsReader.ts';
 import { featureFlagsProjection } from '../projections/featureFlags/featureFlagsProjection.ts';
 import { featureFlagsReader } from '../projections/featureFlags/featureFlagsReader.ts';
 import {
@@ -105,7 +108,14 @@ export async function createService(
     store: stores.store,
     flags: featureFlagsReader(stores.pool),
     persons: personsReader(stores.pool),
-    awaitFlags: (position) => ctx.awaitProjection(featureFlagsProjection, position),
+    cohorts: cohortsReader(stores.pool),
+    awaitEvent: (type, position) =>
+      ctx.awaitProjection(
+        (cohortEventTypes as readonly string[]).includes(type)
+          ? cohortsProjection
+          : featureFlagsProjection,
+        position,
+      ),
     maxProjects: config.flagCacheMaxProjects,
   });
   await definitions.start();

@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { EvaluableFlag } from '../../commands/featureFlags/model/evaluation/types.ts';
+import { cohortEventTypes } from '../../commands/cohorts/model/cohort.ts';
+import type {
+  CohortPropertyGroup,
+  EvaluableFlag,
+} from '../../commands/featureFlags/model/evaluation/types.ts';
 import { featureFlagEventTypes } from '../../commands/featureFlags/model/featureFlag.ts';
 import type { FlagFilters } from '../../commands/featureFlags/model/flagFilters.ts';
 import type { EventStore, Subscription } from '../../src/eventStore/eventStore.ts';
+import type { CohortsReader } from '../cohorts/cohortsReader.ts';
 import type { PersonsReader } from '../persons/personsReader.ts';
 import type { FeatureFlagsReader, FlagRow } from './featureFlagsReader.ts';
 
@@ -14,6 +19,8 @@ export type ProjectFlags = {
   rows: readonly FlagRow[];
   /** group type index (as a string) → group type name */
   groupTypeMapping: Record<string, string>;
+  /** the project's live (dynamic) cohort definitions by id, in the local-evaluation shape */
+  cohorts: Record<string, CohortPropertyGroup>;
   /** changes whenever a definition or the mapping changes: an ETag */
   version: string;
 };
@@ -28,8 +35,9 @@ export type FlagDefinitionsDeps = {
   store: Pick<EventStore, 'subscribeToAll' | 'headPosition'>;
   flags: Pick<FeatureFlagsReader, 'liveFlags'>;
   persons: Pick<PersonsReader, 'groupTypes'>;
-  /** bounded wait until the feature_flags read model has applied `position` */
-  awaitFlags: (position: bigint) => Promise<boolean>;
+  cohorts: Pick<CohortsReader, 'definitions'>;
+  /** bounded wait until the read model the event belongs to (flags or cohorts) has applied it */
+  awaitEvent: (type: string, position: bigint) => Promise<boolean>;
   /** projects kept (least recently used ones are dropped) */
   maxProjects?: number;
   /** while the subscription is down, an entry older than this is reloaded before use */
@@ -59,8 +67,13 @@ const toEvaluable = (row: FlagRow): EvaluableFlag => ({
   filters: row.filters as FlagFilters,
 });
 
-function versionOf(rows: readonly FlagRow[], mapping: Record<string, string>): string {
+function versionOf(
+  rows: readonly FlagRow[],
+  mapping: Record<string, string>,
+  cohorts: Record<string, CohortPropertyGroup>,
+): string {
   const h = createHash('sha1');
+  h.update(JSON.stringify(cohorts));
   for (const r of rows)
     h.update(`${r.id}\0${r.key}\0${r.active}\0${r.ensure_experience_continuity}\0`).update(
       `${JSON.stringify(r.filters)}\0${new Date(r.updated_at).getTime()}\n`,
@@ -92,9 +105,10 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
   let live = false;
 
   async function load(projectId: number): Promise<ProjectFlags> {
-    const [rows, types] = await Promise.all([
+    const [rows, types, cohorts] = await Promise.all([
       deps.flags.liveFlags(projectId),
       deps.persons.groupTypes(projectId),
+      deps.cohorts.definitions(projectId),
     ]);
     const groupTypeMapping = mappingOf(types);
     return {
@@ -102,7 +116,8 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
       flags: rows.map(toEvaluable),
       rows,
       groupTypeMapping,
-      version: versionOf(rows, groupTypeMapping),
+      cohorts,
+      version: versionOf(rows, groupTypeMapping, cohorts),
     };
   }
 
@@ -131,7 +146,7 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
       entry.value = Promise.resolve({
         ...current,
         groupTypeMapping: mapping,
-        version: versionOf(current.rows, mapping),
+        version: versionOf(current.rows, mapping, current.cohorts),
       });
     })()
       .catch(() => undefined)
@@ -140,8 +155,12 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
       });
   }
 
-  async function onFlagEvent(projectId: number | undefined, position: bigint): Promise<void> {
-    await deps.awaitFlags(position);
+  async function onFlagEvent(
+    type: string,
+    projectId: number | undefined,
+    position: bigint,
+  ): Promise<void> {
+    await deps.awaitEvent(type, position);
     if (projectId === undefined) {
       entries.clear();
       return;
@@ -165,10 +184,11 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
       if (subscription) return;
       const head = await deps.store.headPosition();
       subscription = deps.store.subscribeToAll(
-        (event) => onFlagEvent(event.metadata.projectId, event.position),
+        (event) => onFlagEvent(event.type, event.metadata.projectId, event.position),
         {
           after: head < 0n ? 'start' : head,
-          filter: { eventTypes: featureFlagEventTypes },
+          // A cohort's definition is part of the flags that target it.
+          filter: { eventTypes: [...featureFlagEventTypes, ...cohortEventTypes] },
           onCaughtUp: () => {
             live = true;
           },

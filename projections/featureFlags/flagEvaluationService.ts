@@ -123,6 +123,7 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
         person: { properties: req.personProperties ?? {}, complete: false },
         groups: groupsOf(req, false),
         groupTypeMapping: project.groupTypeMapping,
+        cohorts: project.cohorts,
         // Without a store of overrides there is nothing to load: the distinct id is the hash key.
         ...(deps.hashKeyOverrides ? {} : { hashKeyOverrides: {} }),
       };

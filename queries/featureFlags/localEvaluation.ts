@@ -33,7 +33,7 @@ export const LocalEvaluationAnswer = z.object({
     .describe('group type index (as a string) → group type name'),
   cohorts: z
     .record(z.string(), z.unknown())
-    .describe('cohort id → property group; always empty until cohorts exist'),
+    .describe('cohort id → property group (with `send_cohorts`; dynamic cohorts only)'),
 });
 export type LocalEvaluationAnswer = z.infer<typeof LocalEvaluationAnswer>;
 
@@ -43,13 +43,14 @@ export const LocalEvaluationQuery = z.object({
   send_cohorts: z
     .string()
     .optional()
-    .describe('present: send cohort definitions (there are none yet)'),
+    .describe('present: send the cohort definitions the flags may reference'),
 });
 
 /** What the answer is built from: the flags read model today, the in-memory definitions cache later. */
 export type DefinitionsSource = Readonly<{
   flags: readonly FlagDefinitionRow[];
   groupTypeMapping: Readonly<Record<string, string>>;
+  cohorts: Readonly<Record<string, unknown>>;
 }>;
 
 export const toLocalEvaluationFlag = (row: FlagDefinitionRow): LocalEvaluationFlag => ({
@@ -69,17 +70,21 @@ export const toLocalEvaluationFlag = (row: FlagDefinitionRow): LocalEvaluationFl
 
 /**
  * The answer with its strong ETag (a hash of its JSON text), so a poll that changes nothing is
- * a 304. Cohorts do not exist yet, so `cohorts` is `{}` with or without
- * `send_cohorts`; flags that reference one are still sent (docs/DECISIONS.md).
+ * a 304. `cohorts` holds the project's dynamic cohorts with `send_cohorts`, else `{}`: a flag
+ * that references a cohort is then inconclusive in the SDK, which asks the server
+ * (docs/DECISIONS.md).
  */
-export function localEvaluationAnswer(source: DefinitionsSource): {
+export function localEvaluationAnswer(
+  source: DefinitionsSource,
+  sendCohorts = false,
+): {
   answer: LocalEvaluationAnswer;
   etag: string;
 } {
   const answer: LocalEvaluationAnswer = {
     flags: source.flags.map(toLocalEvaluationFlag),
     group_type_mapping: { ...source.groupTypeMapping },
-    cohorts: {},
+    cohorts: sendCohorts ? { ...source.cohorts } : {},
   };
   const json = JSON.stringify(answer);
   return {

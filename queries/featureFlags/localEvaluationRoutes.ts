@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { cohortsReader } from '../../projections/cohorts/cohortsReader.ts';
 import { featureFlagsReader } from '../../projections/featureFlags/featureFlagsReader.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
@@ -29,15 +30,18 @@ export const localEvaluationRoutes =
     const app = base.withTypeProvider<ZodTypeProvider>();
     const flags = featureFlagsReader(ctx.pool);
     const persons = personsReader(ctx.pool);
+    const cohorts = cohortsReader(ctx.pool);
     // The one place that says where definitions come from: the in-memory definitions cache can
     // replace these two reads without touching the answer.
     const definitionsOf = async (projectId: number): Promise<DefinitionsSource> => {
-      const [rows, types] = await Promise.all([
+      const [rows, types, cohortDefinitions] = await Promise.all([
         flags.definitions(projectId),
         persons.groupTypes(projectId),
+        cohorts.definitions(projectId),
       ]);
       return {
         flags: rows,
+        cohorts: cohortDefinitions,
         groupTypeMapping: Object.fromEntries(
           types.map((t) => [String(t.group_type_index), t.group_type]),
         ),
@@ -49,7 +53,11 @@ export const localEvaluationRoutes =
       ...errorResponses,
     };
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      const { answer, etag } = localEvaluationAnswer(await definitionsOf(projectOf(request).id));
+      const sendCohorts = (request.query as { send_cohorts?: string }).send_cohorts !== undefined;
+      const { answer, etag } = localEvaluationAnswer(
+        await definitionsOf(projectOf(request).id),
+        sendCohorts,
+      );
       reply.header('etag', etag).header('cache-control', 'private, no-cache');
       if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send();
       return answer;

@@ -23,6 +23,7 @@ describe('localEvaluationAnswer', () => {
     const { answer, etag } = localEvaluationAnswer({
       flags: [row],
       groupTypeMapping: { '0': 'company' },
+      cohorts: {},
     });
     expect(LocalEvaluationAnswer.parse(answer)).toEqual(answer);
     expect(answer).toEqual({
@@ -46,12 +47,16 @@ describe('localEvaluationAnswer', () => {
       cohorts: {},
     });
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
-    const same = localEvaluationAnswer({ flags: [row], groupTypeMapping: { '0': 'company' } });
+    const same = localEvaluationAnswer({
+      flags: [row],
+      groupTypeMapping: { '0': 'company' },
+      cohorts: {},
+    });
     expect(same.etag).toBe(etag);
     const changes: DefinitionsSource[] = [
-      { flags: [{ ...row, active: false }], groupTypeMapping: { '0': 'company' } },
-      { flags: [row], groupTypeMapping: { '0': 'company', '1': 'team' } },
-      { flags: [], groupTypeMapping: { '0': 'company' } },
+      { flags: [{ ...row, active: false }], groupTypeMapping: { '0': 'company' }, cohorts: {} },
+      { flags: [row], groupTypeMapping: { '0': 'company', '1': 'team' }, cohorts: {} },
+      { flags: [], groupTypeMapping: { '0': 'company' }, cohorts: {} },
     ];
     for (const changed of changes) expect(localEvaluationAnswer(changed).etag).not.toBe(etag);
   });

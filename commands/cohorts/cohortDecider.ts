@@ -1,0 +1,73 @@
+import { isDeepStrictEqual } from 'node:util';
+import { match } from 'ts-pattern';
+import type { Decider } from '../../src/core/decider.ts';
+import { type DomainError, notFound } from '../../src/core/errors.ts';
+import {
+  type CohortEvent,
+  type CohortFields,
+  type CohortState,
+  evolveCohort,
+  initialCohortState,
+} from './model/cohort.ts';
+
+export type CreateCohort = Readonly<{
+  type: 'CreateCohort';
+  cohortId: number;
+  projectId: number;
+  fields: CohortFields;
+  createdAt: string;
+  createdByUserId: number | null;
+}>;
+export type PatchCohort = Readonly<{
+  type: 'PatchCohort';
+  cohortId: number;
+  projectId: number;
+  changes: Partial<CohortFields> & { deleted?: boolean };
+}>;
+export type CohortCommand = CreateCohort | PatchCohort;
+
+const fieldNames = ['name', 'description', 'filters'] as const;
+
+/** Create once; a patch records only what changes; `deleted: true` soft-deletes (for good). */
+function decide(command: CohortCommand, state: CohortState): CohortEvent[] | DomainError {
+  return match(command)
+    .with({ type: 'CreateCohort' }, (c): CohortEvent[] =>
+      state.status === 'present'
+        ? []
+        : [
+            {
+              type: 'CohortCreated',
+              data: {
+                cohortId: c.cohortId,
+                projectId: c.projectId,
+                fields: c.fields,
+                createdAt: c.createdAt,
+                createdByUserId: c.createdByUserId,
+              },
+            },
+          ],
+    )
+    .with({ type: 'PatchCohort' }, (c): CohortEvent[] | DomainError => {
+      if (state.status === 'absent' || state.projectId !== c.projectId || state.deleted)
+        return notFound();
+      const changes: Partial<CohortFields> = {};
+      for (const name of fieldNames) {
+        const value = c.changes[name];
+        if (value !== undefined && !isDeepStrictEqual(value, state.fields[name]))
+          Object.assign(changes, { [name]: value });
+      }
+      const events: CohortEvent[] = [];
+      if (Object.keys(changes).length > 0)
+        events.push({ type: 'CohortUpdated', data: { cohortId: c.cohortId, changes } });
+      if (c.changes.deleted === true)
+        events.push({ type: 'CohortSoftDeleted', data: { cohortId: c.cohortId } });
+      return events;
+    })
+    .exhaustive();
+}
+
+export const cohortDecider: Decider<CohortState, CohortCommand, CohortEvent> = {
+  initialState: initialCohortState,
+  evolve: evolveCohort,
+  decide,
+};

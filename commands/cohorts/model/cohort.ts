@@ -1,0 +1,66 @@
+import { match } from 'ts-pattern';
+import type { Event } from '../../../src/core/event.ts';
+
+/**
+ * A dynamic cohort (issue #10, first increment): persons whose properties match a property group,
+ * `filters: {properties: {type: "AND" | "OR", values: [...]}}` as PostHog stores it — the shape
+ * local evaluation sends in `cohorts` and the flag evaluator reads. Static and behavioural cohorts
+ * are refused until their membership read model exists.
+ */
+export type CohortFields = { name: string; description: string; filters: CohortFilters };
+export type CohortFilters = { properties: PropertyGroup };
+export type PropertyGroup = {
+  type: 'AND' | 'OR';
+  values: (PropertyGroup | Record<string, unknown>)[];
+};
+
+export type CohortCreated = Event<
+  'CohortCreated',
+  {
+    cohortId: number;
+    projectId: number;
+    fields: CohortFields;
+    createdAt: string;
+    createdByUserId: number | null;
+  }
+>;
+/** carries only the fields whose value changed */
+export type CohortUpdated = Event<
+  'CohortUpdated',
+  { cohortId: number; changes: Partial<CohortFields> }
+>;
+export type CohortSoftDeleted = Event<'CohortSoftDeleted', { cohortId: number }>;
+export type CohortEvent = CohortCreated | CohortUpdated | CohortSoftDeleted;
+
+export const cohortEventTypes: readonly CohortEvent['type'][] = [
+  'CohortCreated',
+  'CohortUpdated',
+  'CohortSoftDeleted',
+];
+export const cohortStream = (cohortId: number) => `cohort-${cohortId}`;
+
+export type CohortState =
+  | { status: 'absent' }
+  | { status: 'present'; projectId: number; fields: CohortFields; deleted: boolean };
+
+export const initialCohortState = (): CohortState => ({ status: 'absent' });
+
+export function evolveCohort(state: CohortState, event: CohortEvent): CohortState {
+  if (state.status === 'absent') {
+    if (event.type !== 'CohortCreated') return state;
+    return {
+      status: 'present',
+      projectId: event.data.projectId,
+      fields: event.data.fields,
+      deleted: false,
+    };
+  }
+  return match(event)
+    .with({ type: 'CohortCreated' }, () => state)
+    .with({ type: 'CohortUpdated' }, (e) => ({
+      ...state,
+      fields: { ...state.fields, ...e.data.changes },
+    }))
+    .with({ type: 'CohortSoftDeleted' }, () => ({ ...state, deleted: true }))
+    .exhaustive();
+}

@@ -1,0 +1,63 @@
+import { match } from 'ts-pattern';
+import { type CohortEvent, cohortEventTypes } from '../../commands/cohorts/model/cohort.ts';
+import { pgProjection } from '../../src/processing/projection.ts';
+
+/** The cohorts read model: one row per cohort with its current definition. */
+export const cohortsProjection = pgProjection<CohortEvent>({
+  name: 'cohorts',
+  version: 1,
+  tables: ['cohorts'],
+  filter: { eventTypes: cohortEventTypes },
+  schema: `
+    CREATE TABLE IF NOT EXISTS cohorts (
+      id integer PRIMARY KEY,
+      project_id integer NOT NULL,
+      name text NOT NULL,
+      description text NOT NULL,
+      filters jsonb NOT NULL,
+      deleted boolean NOT NULL,
+      created_at timestamptz NOT NULL,
+      created_by_user_id integer,
+      version integer NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS cohorts_project ON cohorts (project_id, created_at DESC, id DESC);
+  `,
+  async handle(events, tx) {
+    for (const event of events) {
+      await match(event as CohortEvent)
+        .with({ type: 'CohortCreated' }, (e) =>
+          tx.query(
+            `INSERT INTO cohorts (id, project_id, name, description, filters, deleted, created_at, created_by_user_id, version)
+             VALUES ($1, $2, $3, $4, $5, false, $6, $7, 1) ON CONFLICT (id) DO NOTHING`,
+            [
+              e.data.cohortId,
+              e.data.projectId,
+              e.data.fields.name,
+              e.data.fields.description,
+              JSON.stringify(e.data.fields.filters),
+              e.data.createdAt,
+              e.data.createdByUserId,
+            ],
+          ),
+        )
+        .with({ type: 'CohortUpdated' }, (e) =>
+          tx.query(
+            `UPDATE cohorts SET name = COALESCE($2, name), description = COALESCE($3, description),
+                    filters = COALESCE($4::jsonb, filters), version = version + 1 WHERE id = $1`,
+            [
+              e.data.cohortId,
+              e.data.changes.name ?? null,
+              e.data.changes.description ?? null,
+              e.data.changes.filters === undefined ? null : JSON.stringify(e.data.changes.filters),
+            ],
+          ),
+        )
+        .with({ type: 'CohortSoftDeleted' }, (e) =>
+          tx.query('UPDATE cohorts SET deleted = true, version = version + 1 WHERE id = $1', [
+            e.data.cohortId,
+          ]),
+        )
+        .exhaustive();
+    }
+  },
+});

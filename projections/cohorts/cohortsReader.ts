@@ -1,0 +1,58 @@
+import type pg from 'pg';
+import type { PropertyGroup } from '../../commands/cohorts/model/cohort.ts';
+
+export type CohortRow = {
+  id: number;
+  project_id: number;
+  name: string;
+  description: string;
+  filters: { properties: PropertyGroup };
+  deleted: boolean;
+  created_at: Date;
+  created_by_user_id: number | null;
+  version: number;
+};
+
+const isDbInteger = (n: number) => Number.isInteger(n) && n >= -2147483648 && n <= 2147483647;
+
+/** The only reader of the `cohorts` read model. */
+export const cohortsReader = (pool: pg.Pool) => ({
+  /** A page of the project's live cohorts, newest first (soft-deleted ones are hidden). */
+  async list(
+    projectId: number,
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; rows: CohortRow[] }> {
+    const [count, rows] = await Promise.all([
+      pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM cohorts WHERE project_id = $1 AND NOT deleted',
+        [projectId],
+      ),
+      pool.query<CohortRow>(
+        `SELECT * FROM cohorts WHERE project_id = $1 AND NOT deleted
+          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+        [projectId, page.limit, page.offset],
+      ),
+    ]);
+    return { count: Number(count.rows[0]!.n), rows: rows.rows };
+  },
+
+  /** One cohort; a soft-deleted one only with `includeDeleted` (the answer to the deleting PATCH). */
+  async get(projectId: number, id: number, includeDeleted = false): Promise<CohortRow | undefined> {
+    if (!isDbInteger(id)) return undefined;
+    const { rows } = await pool.query<CohortRow>(
+      'SELECT * FROM cohorts WHERE project_id = $1 AND id = $2 AND (NOT deleted OR $3)',
+      [projectId, id, includeDeleted],
+    );
+    return rows[0];
+  },
+
+  /** Live cohort definitions by id, in the local-evaluation `cohorts` shape. */
+  async definitions(projectId: number): Promise<Record<string, PropertyGroup>> {
+    const { rows } = await pool.query<{ id: number; filters: { properties: PropertyGroup } }>(
+      'SELECT id, filters FROM cohorts WHERE project_id = $1 AND NOT deleted ORDER BY id',
+      [projectId],
+    );
+    return Object.fromEntries(rows.map((r) => [String(r.id), r.filters.properties]));
+  },
+});
+export type CohortsReader = ReturnType<typeof cohortsReader>;

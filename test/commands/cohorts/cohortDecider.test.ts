@@ -1,0 +1,62 @@
+import { describe, it } from 'vitest';
+import { cohortDecider } from '../../../commands/cohorts/cohortDecider.ts';
+import type { CohortCreated, CohortFields } from '../../../commands/cohorts/model/cohort.ts';
+import { DeciderSpecification } from '../../support/deciderSpec.ts';
+
+const given = DeciderSpecification.for(cohortDecider);
+const fields: CohortFields = {
+  name: 'Acme',
+  description: '',
+  filters: { properties: { type: 'AND', values: [{ key: 'email', type: 'person', value: 'x' }] } },
+};
+const created: CohortCreated = {
+  type: 'CohortCreated',
+  data: {
+    cohortId: 7,
+    projectId: 1,
+    fields,
+    createdAt: '2026-11-24T00:00:00.000Z',
+    createdByUserId: 3,
+  },
+};
+const patch = (changes: Record<string, unknown>, projectId = 1) =>
+  ({ type: 'PatchCohort', cohortId: 7, projectId, changes }) as const;
+
+describe('cohortDecider', () => {
+  it('creates once', () => {
+    const create = {
+      type: 'CreateCohort',
+      cohortId: 7,
+      projectId: 1,
+      fields,
+      createdAt: '2026-11-24T00:00:00.000Z',
+      createdByUserId: 3,
+    } as const;
+    given([]).when(create).then([created]);
+    given([created]).when(create).thenNothing();
+  });
+
+  it('records only the fields that change, then the soft delete', () => {
+    given([created])
+      .when(patch({ name: 'Acme Inc', description: '' }))
+      .then([{ type: 'CohortUpdated', data: { cohortId: 7, changes: { name: 'Acme Inc' } } }]);
+    given([created])
+      .when(patch({ name: 'Acme' }))
+      .thenNothing();
+    given([created])
+      .when(patch({ deleted: true }))
+      .then([{ type: 'CohortSoftDeleted', data: { cohortId: 7 } }]);
+  });
+
+  it('refuses an absent cohort, another project’s, and a deleted one', () => {
+    given([])
+      .when(patch({ name: 'x' }))
+      .thenFails({ kind: 'not_found' });
+    given([created])
+      .when(patch({ name: 'x' }, 2))
+      .thenFails({ kind: 'not_found' });
+    given([created, { type: 'CohortSoftDeleted', data: { cohortId: 7 } }])
+      .when(patch({ name: 'x' }))
+      .thenFails({ kind: 'not_found' });
+  });
+});

@@ -1,0 +1,160 @@
+import { PostHog } from 'posthog-node-v5';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capture } from '../support/capture.ts';
+import { decideRaw } from '../support/decide.ts';
+import { startTestService, type TestService } from '../support/testService.ts';
+import { createFlag, expectError, newUser } from './helpers.ts';
+
+/**
+ * Cohorts (issue #10, first increment): dynamic cohorts event sourced like flags, and flags that
+ * target them through /decide and posthog-node's local evaluation.
+ */
+let t: TestService;
+const base = () => `/api/projects/${t.projectId}/cohorts/`;
+const acme = {
+  properties: {
+    type: 'OR',
+    values: [
+      {
+        type: 'AND',
+        values: [{ key: 'email', type: 'person', operator: 'icontains', value: '@acme.com' }],
+      },
+    ],
+  },
+};
+
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => t?.close());
+
+describe('cohorts CRUD', () => {
+  it('creates, lists, reads, renames and soft-deletes a cohort', async () => {
+    const created = await t.api('POST', base(), { name: 'Acme', filters: acme });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({
+      name: 'Acme',
+      description: '',
+      filters: acme,
+      groups: [],
+      is_static: false,
+      is_calculating: false,
+      count: null,
+      deleted: false,
+      version: 1,
+    });
+    const id = created.body.id as number;
+    const list = await t.api('GET', base());
+    expect(list.body.results.map((c: { id: number }) => c.id)).toContain(id);
+    expect((await t.api('GET', `${base()}${id}/`)).body.name).toBe('Acme');
+
+    const renamed = await t.api('PATCH', `${base()}${id}/`, { name: 'Acme Inc' });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body).toMatchObject({ name: 'Acme Inc', version: 2, filters: acme });
+    // Nothing changes: no new version.
+    expect((await t.api('PATCH', `${base()}${id}/`, { name: 'Acme Inc' })).body.version).toBe(2);
+
+    expect((await t.api('DELETE', `${base()}${id}/`)).status).toBe(405);
+    const deleted = await t.api('PATCH', `${base()}${id}/`, { deleted: true });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toMatchObject({ id, deleted: true, version: 3 });
+    expectError(await t.api('GET', `${base()}${id}/`), 404, { code: 'not_found' });
+    expectError(await t.api('PATCH', `${base()}${id}/`, { name: 'back' }), 404);
+    const after = await t.api('GET', base());
+    expect(after.body.results.map((c: { id: number }) => c.id)).not.toContain(id);
+  });
+
+  it('refuses static and behavioural cohorts, bad filters, words for ids, and missing scopes', async () => {
+    expectError(await t.api('POST', base(), { name: 's', filters: acme, is_static: true }), 400, {
+      attr: 'is_static',
+    });
+    const behavioural = {
+      properties: {
+        type: 'AND',
+        values: [{ key: '$pageview', type: 'behavioral', value: 'performed_event' }],
+      },
+    };
+    expectError(await t.api('POST', base(), { name: 'b', filters: behavioural }), 400);
+    expectError(await t.api('POST', base(), { name: 'x', filters: { properties: [] } }), 400);
+    expectError(await t.api('POST', base(), { filters: acme }), 400, { attr: 'name' });
+    expectError(await t.api('GET', `${base()}nope/`), 404, { code: 'not_found' });
+    const { key } = await newUser(t, { scopes: ['feature_flag:read'] });
+    expectError(await t.api('GET', base(), undefined, key), 403);
+    expectError(await t.api('POST', base(), { name: 'n', filters: acme }, key), 403);
+  });
+});
+
+describe('flags that target a cohort', () => {
+  it('gives the same value through /decide (request or stored properties) and posthog-node local evaluation', async () => {
+    const cohort = (await t.api('POST', base(), { name: 'Acme people', filters: acme })).body;
+    await createFlag(t, {
+      key: 'acme-beta',
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'id', type: 'cohort', value: cohort.id }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
+    });
+    const people = { 'u-acme': 'a@ACME.com', 'u-other': 'b@other.org' };
+    const expected = { 'u-acme': true, 'u-other': false };
+
+    for (const [id, email] of Object.entries(people)) {
+      const res = await decideRaw(t.url, '/decide/?v=3', {
+        token: t.projectApiKey,
+        distinct_id: id,
+        person_properties: { email },
+      });
+      expect(res.body.errorsWhileComputingFlags).toBe(false);
+      expect(res.body.featureFlags['acme-beta'], id).toBe(expected[id as keyof typeof expected]);
+    }
+
+    // Stored properties: the persons read model knows the email.
+    await capture(t, [
+      { event: '$set', properties: { distinct_id: 'stored-acme', $set: { email: 'c@acme.com' } } },
+    ]);
+    let stored: unknown;
+    for (let i = 0; i < 50 && stored !== true; i++) {
+      const res = await decideRaw(t.url, '/decide/?v=3', {
+        token: t.projectApiKey,
+        distinct_id: 'stored-acme',
+      });
+      stored = res.body.featureFlags['acme-beta'];
+      if (stored !== true) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(stored).toBe(true);
+
+    const local = await t.api(
+      'GET',
+      `/api/feature_flag/local_evaluation?token=${t.projectApiKey}&send_cohorts`,
+    );
+    expect(local.body.cohorts[String(cohort.id)]).toEqual(acme.properties);
+    const withoutCohorts = await t.api(
+      'GET',
+      `/api/feature_flag/local_evaluation?token=${t.projectApiKey}`,
+    );
+    expect(withoutCohorts.body.cohorts).toEqual({});
+
+    const client = new PostHog(t.projectApiKey, {
+      host: t.url,
+      personalApiKey: t.personalApiKey,
+      fetchRetryCount: 0,
+      featureFlagsPollingInterval: 60_000,
+    });
+    try {
+      await client.reloadFeatureFlags();
+      for (const [id, email] of Object.entries(people)) {
+        const got = await client.getFeatureFlag('acme-beta', id, {
+          personProperties: { email },
+          onlyEvaluateLocally: true,
+          sendFeatureFlagEvents: false,
+        });
+        expect(got, id).toBe(expected[id as keyof typeof expected]);
+      }
+    } finally {
+      await client.shutdown();
+    }
+  });
+});
