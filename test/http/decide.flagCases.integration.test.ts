@@ -31,7 +31,14 @@ const cases = all.map((c, i) => ({ ...c, label: `#${i} ${c.name}` }));
 // Relative-date cases (`now`) run with the service's clock set to the case's instant.
 let clock: Date | undefined;
 
-type Project = { id: number; token: string; flags: Map<string, string>; mapping: string };
+type Project = {
+  id: number;
+  token: string;
+  flags: Map<string, string>;
+  mapping: string;
+  /** the case's cohorts by the ids its flags use; created through the REST API, ids remapped */
+  cohorts?: Record<string, unknown>;
+};
 let t: TestService;
 const placed = new Map<string, Project>();
 
@@ -47,9 +54,11 @@ function placeAll(list: typeof cases): Project[] {
         const have = p.flags.get(f.key);
         return have === undefined || have === JSON.stringify(f);
       });
-    let p = projects.find(fits);
+    // A case with cohorts gets a project of its own: its cohort ids are remapped there.
+    let p = c.cohorts ? undefined : projects.find((q) => !q.cohorts && fits(q));
     if (!p) {
       p = { id: 0, token: '', flags: new Map(), mapping };
+      if (c.cohorts) p.cohorts = c.cohorts as Record<string, unknown>;
       projects.push(p);
     }
     for (const f of flags) p.flags.set(f.key, JSON.stringify(f));
@@ -65,6 +74,49 @@ async function inParallel<T>(items: readonly T[], n: number, fn: (item: T) => Pr
       while (next < items.length) await fn(items[next++]!);
     }),
   );
+}
+
+/** `{type: "cohort", value: <case id>}` anywhere in `value` → the id the server gave that cohort. */
+function remapCohorts(value: unknown, ids: Map<string, number>): unknown {
+  if (Array.isArray(value)) return value.map((v) => remapCohorts(v, ids));
+  if (value === null || typeof value !== 'object') return value;
+  const o = value as Record<string, unknown>;
+  const out = Object.fromEntries(Object.entries(o).map(([k, v]) => [k, remapCohorts(v, ids)]));
+  if (o.type === 'cohort' && ids.has(String(o.value))) out.value = ids.get(String(o.value));
+  return out;
+}
+
+const cohortRefs = (value: unknown): string[] =>
+  Array.isArray(value)
+    ? value.flatMap(cohortRefs)
+    : value !== null && typeof value === 'object'
+      ? [
+          ...((value as { type?: unknown }).type === 'cohort'
+            ? [String((value as { value: unknown }).value)]
+            : []),
+          ...Object.values(value).flatMap(cohortRefs),
+        ]
+      : [];
+
+/** Creates the case's cohorts, referenced ones first; returns case id → server id. */
+async function createCohorts(p: Project): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  const pending = new Map(Object.entries(p.cohorts ?? {}));
+  while (pending.size > 0) {
+    const ready = [...pending].find(([, group]) =>
+      cohortRefs(group).every((ref) => ids.has(ref) || !pending.has(ref)),
+    );
+    if (!ready) throw new Error('the case has a cycle of cohort references');
+    const [caseId, group] = ready;
+    const res = await t.api('POST', `/api/projects/${p.id}/cohorts/`, {
+      name: `case cohort ${caseId}`,
+      filters: { properties: remapCohorts(group, ids) },
+    });
+    expect(res.status, res.text).toBe(201);
+    ids.set(caseId, res.body.id);
+    pending.delete(caseId);
+  }
+  return ids;
 }
 
 beforeAll(async () => {
@@ -89,8 +141,9 @@ beforeAll(async () => {
         },
       ]);
     }
+    const ids = await createCohorts(p);
     for (const json of p.flags.values()) {
-      const f = JSON.parse(json) as Flag;
+      const f = remapCohorts(JSON.parse(json), ids) as Flag;
       const res = await t.api('POST', flagsPath(p.id), {
         key: f.key,
         name: f.name ?? f.key,
@@ -126,13 +179,6 @@ describe('flag_cases.json through POST /decide?v=3', () => {
       clock = undefined;
     });
     expect(res.status).toBe(200);
-    if (c.cohorts && !(c.flag.key in res.body.featureFlags)) {
-      // No cohort support yet: a flag the cohort decides is left out, with the error flags
-      // raised (one decided before its cohort condition still answers, below).
-      expect(res.body.errorsWhileComputingFlags).toBe(true);
-      expect(res.body.errorComputingFlags).toBe(true);
-      return;
-    }
     expect(res.body.featureFlags[c.flag.key], JSON.stringify(res.body)).toEqual(c.expected_here);
   });
 });
