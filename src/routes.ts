@@ -4,6 +4,7 @@ import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRo
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
+import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
 import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
@@ -31,6 +32,7 @@ export const routes = (
   personQueryRoutes(ctx),
   groupQueryRoutes(ctx),
   cohortQueryRoutes(ctx),
+  personCohortsRoutes(ctx),
   cohortCommandRoutes(ctx),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),

@@ -46,6 +46,15 @@ export const cohortsReader = (pool: pg.Pool) => ({
     return rows[0];
   },
 
+  /** Every live cohort of the project, oldest first (at most `limit`). */
+  async all(projectId: number, limit = 10_000): Promise<CohortRow[]> {
+    const { rows } = await pool.query<CohortRow>(
+      'SELECT * FROM cohorts WHERE project_id = $1 AND NOT deleted ORDER BY id LIMIT $2',
+      [projectId, limit],
+    );
+    return rows;
+  },
+
   /** Live cohort definitions by id, in the local-evaluation `cohorts` shape. */
   async definitions(projectId: number): Promise<Record<string, PropertyGroup>> {
     const { rows } = await pool.query<{ id: number; filters: { properties: PropertyGroup } }>(

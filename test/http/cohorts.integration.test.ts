@@ -158,3 +158,63 @@ describe('flags that target a cohort', () => {
     }
   });
 });
+
+describe('GET persons/cohorts/?person_id=', () => {
+  it('lists the cohorts a person belongs to, by uuid or id', async () => {
+    const hasEmail = (
+      await t.api('POST', base(), {
+        name: 'Has an email',
+        filters: {
+          properties: {
+            type: 'AND',
+            values: [{ key: 'email', type: 'person', operator: 'is_set', value: 'is_set' }],
+          },
+        },
+      })
+    ).body;
+    const acmeCohort = (await t.api('POST', base(), { name: 'Acme (again)', filters: acme })).body;
+    await capture(t, [
+      { event: '$set', properties: { distinct_id: 'pc-acme', $set: { email: 'x@acme.com' } } },
+      { event: '$set', properties: { distinct_id: 'pc-other', $set: { email: 'y@other.org' } } },
+      { event: '$set', properties: { distinct_id: 'pc-none', $set: { plan: 'free' } } },
+    ]);
+    const personOf = async (distinctId: string) => {
+      for (let i = 0; i < 50; i++) {
+        const res = await t.api(
+          'GET',
+          `/api/projects/${t.projectId}/persons/?distinct_id=${distinctId}`,
+        );
+        if (res.body.results?.length) return res.body.results[0] as { id: number; uuid: string };
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no person for ${distinctId}`);
+    };
+    const cohortsOf = async (ref: string | number) => {
+      const res = await t.api(
+        'GET',
+        `/api/projects/${t.projectId}/persons/cohorts/?person_id=${ref}`,
+      );
+      expect(res.status, res.text).toBe(200);
+      return (res.body.results as { id: number }[])
+        .map((c) => c.id)
+        .filter((id) => [hasEmail.id, acmeCohort.id].includes(id));
+    };
+    const a = await personOf('pc-acme');
+    expect(await cohortsOf(a.uuid)).toEqual([hasEmail.id, acmeCohort.id]);
+    expect(await cohortsOf(a.id)).toEqual([hasEmail.id, acmeCohort.id]);
+    expect(await cohortsOf((await personOf('pc-other')).uuid)).toEqual([hasEmail.id]);
+    expect(await cohortsOf((await personOf('pc-none')).uuid)).toEqual([]);
+    expectError(
+      await t.api('GET', `/api/projects/${t.projectId}/persons/cohorts/?person_id=nope`),
+      400,
+      { attr: 'person_id' },
+    );
+    expectError(
+      await t.api(
+        'GET',
+        `/api/projects/${t.projectId}/persons/cohorts/?person_id=00000000-0000-4000-8000-000000000000`,
+      ),
+      404,
+    );
+  });
+});

@@ -17,6 +17,7 @@
  *    later condition on a tie, as the flags service reports it).
  */
 import type { FlagFilters } from '../flagFilters.ts';
+import { cohortOutcome } from './cohorts.ts';
 import { type ConditionResult, conditionAggregation, evaluateCondition } from './conditions.ts';
 import { inCycle } from './dependencies.ts';
 import { holdoutHash } from './hashing.ts';
@@ -222,6 +223,20 @@ export function evaluateFlag(
 ): FlagEvaluation {
   const others = (options.others ?? []).filter((f) => f.key !== flag.key);
   return evaluateMemo(createSession([flag, ...others], context, options.now, evaluateMemo), flag);
+}
+
+/**
+ * The ids of the cohorts (of `context.cohorts`) whose definition the person matches, with the
+ * same semantics as a flag's cohort condition; a cohort that cannot be decided is left out.
+ */
+export function cohortMembership(
+  context: EvaluationContext,
+  options: Pick<EvaluationOptions, 'now'>,
+): string[] {
+  const session = createSession([], context, options.now, evaluateMemo);
+  return Object.keys(context.cohorts ?? {}).filter(
+    (id) => cohortOutcome(session, { key: 'id', type: 'cohort', value: id }) === true,
+  );
 }
 
 export type {
