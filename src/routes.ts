@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
+import type { FlagDefinitions } from '../projections/featureFlags/flagDefinitions.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
@@ -21,6 +22,7 @@ import type { AppContext } from './appContext.ts';
 export const routes = (
   ctx: AppContext,
   flagEvaluation: FlagEvaluationService,
+  flagDefinitions: FlagDefinitions,
 ): FastifyPluginAsync[] => [
   projectQueryRoutes(ctx),
   featureFlagQueryRoutes(ctx),
@@ -33,7 +35,7 @@ export const routes = (
   groupQueryRoutes(ctx),
   cohortQueryRoutes(ctx),
   personCohortsRoutes(ctx),
-  cohortCommandRoutes(ctx),
+  cohortCommandRoutes(ctx, flagDefinitions),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),

@@ -143,7 +143,7 @@ export async function createService(
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [
-      ...routes(ctx, evaluation),
+      ...routes(ctx, evaluation, definitions),
       ...(clickhouse
         ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
         : []),

@@ -17,6 +17,8 @@ export type CreateCohort = Readonly<{
   fields: CohortFields;
   createdAt: string;
   createdByUserId: number | null;
+  /** a static cohort and its persons (uuids), added in chunks */
+  staticPersonUuids?: readonly string[];
 }>;
 export type PatchCohort = Readonly<{
   type: 'PatchCohort';
@@ -26,27 +28,40 @@ export type PatchCohort = Readonly<{
 }>;
 export type CohortCommand = CreateCohort | PatchCohort;
 
+/** Persons per CohortPersonsAdded event: keeps each event small. */
+export const PERSONS_PER_EVENT = 10_000;
+
 const fieldNames = ['name', 'description', 'filters'] as const;
 
 /** Create once; a patch records only what changes; `deleted: true` soft-deletes (for good). */
 function decide(command: CohortCommand, state: CohortState): CohortEvent[] | DomainError {
   return match(command)
-    .with({ type: 'CreateCohort' }, (c): CohortEvent[] =>
-      state.status === 'present'
-        ? []
-        : [
-            {
-              type: 'CohortCreated',
-              data: {
-                cohortId: c.cohortId,
-                projectId: c.projectId,
-                fields: c.fields,
-                createdAt: c.createdAt,
-                createdByUserId: c.createdByUserId,
-              },
-            },
-          ],
-    )
+    .with({ type: 'CreateCohort' }, (c): CohortEvent[] => {
+      if (state.status === 'present') return [];
+      const created: CohortEvent = {
+        type: 'CohortCreated',
+        data: {
+          cohortId: c.cohortId,
+          projectId: c.projectId,
+          fields: c.fields,
+          createdAt: c.createdAt,
+          createdByUserId: c.createdByUserId,
+          ...(c.staticPersonUuids ? { isStatic: true } : {}),
+        },
+      };
+      const uuids = c.staticPersonUuids ?? [];
+      const added: CohortEvent[] = [];
+      for (let i = 0; i < uuids.length; i += PERSONS_PER_EVENT)
+        added.push({
+          type: 'CohortPersonsAdded',
+          data: {
+            cohortId: c.cohortId,
+            projectId: c.projectId,
+            personUuids: uuids.slice(i, i + PERSONS_PER_EVENT),
+          },
+        });
+      return [created, ...added];
+    })
     .with({ type: 'PatchCohort' }, (c): CohortEvent[] | DomainError => {
       if (state.status === 'absent' || state.projectId !== c.projectId || state.deleted)
         return notFound();

@@ -2,6 +2,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cohortsReader } from '../../projections/cohorts/cohortsReader.ts';
+import type { FlagDefinitions } from '../../projections/featureFlags/flagDefinitions.ts';
+import { personBatchesReader } from '../../projections/persons/personBatchesReader.ts';
 import { CohortParams } from '../../queries/cohorts/cohortQueryRoutes.ts';
 import { CohortView, toCohortView } from '../../queries/cohorts/cohortView.ts';
 import type { AppContext } from '../../src/appContext.ts';
@@ -12,6 +14,7 @@ import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { cohortDeps } from './cohortDeps.ts';
 import { createCohort } from './createCohort.ts';
+import { createStaticCohortForFlag } from './createStaticCohortForFlag.ts';
 import { CohortFiltersInput } from './model/cohortFilters.ts';
 import { patchCohort } from './patchCohort.ts';
 
@@ -35,6 +38,9 @@ const PatchCohortBody = z
   .meta({ id: 'CohortPatch' });
 const ProjectParams = z.object({ project_id: z.string() });
 
+/** The most persons `create_static_cohort_for_flag` evaluates (a project past it gets a 413). */
+export const MAX_PERSONS_FOR_FLAG_COHORT = 100_000;
+
 const refuseStatic = (isStatic: boolean | undefined) => {
   if (isStatic === true)
     fail(invalidInput('Static cohorts are not supported yet: send is_static false.', 'is_static'));
@@ -42,7 +48,7 @@ const refuseStatic = (isStatic: boolean | undefined) => {
 
 /** Write side of cohorts: parse → handler → the cohort as the read model shows it. */
 export const cohortCommandRoutes =
-  (ctx: AppContext): FastifyPluginAsync =>
+  (ctx: AppContext, definitions: Pick<FlagDefinitions, 'forProject'>): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
@@ -101,6 +107,33 @@ export const cohortCommandRoutes =
           requestMetadata(ctx, request),
         );
         return view(request, request.params.id, changes.deleted === true);
+      },
+    );
+
+    app.post(
+      '/api/projects/:project_id/feature_flags/:id/create_static_cohort_for_flag/',
+      {
+        config: { scope: 'cohort:write' },
+        schema: {
+          tags: ['feature_flags', 'cohorts'],
+          summary: 'A static cohort of every person for whom the flag is on now',
+          params: CohortParams,
+          body: z.unknown().optional().describe('ignored (PostHog sends the flag)'),
+          response: { 200: z.object({ cohort: CohortView }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { cohortId } = await createStaticCohortForFlag(
+          { ...deps, definitions, persons: personBatchesReader(ctx.pool) },
+          {
+            projectId: projectOf(request).id,
+            userId: principalOf(request).user.id,
+            flagId: request.params.id,
+            maxPersons: MAX_PERSONS_FOR_FLAG_COHORT,
+          },
+          requestMetadata(ctx, request),
+        );
+        return { cohort: await view(request, cohortId) };
       },
     );
 

@@ -6,7 +6,7 @@ import { pgProjection } from '../../src/processing/projection.ts';
 export const cohortsProjection = pgProjection<CohortEvent>({
   name: 'cohorts',
   version: 1,
-  tables: ['cohorts'],
+  tables: ['cohorts', 'cohort_people'],
   filter: { eventTypes: cohortEventTypes },
   schema: `
     CREATE TABLE IF NOT EXISTS cohorts (
@@ -18,17 +18,24 @@ export const cohortsProjection = pgProjection<CohortEvent>({
       deleted boolean NOT NULL,
       created_at timestamptz NOT NULL,
       created_by_user_id integer,
-      version integer NOT NULL
+      version integer NOT NULL,
+      is_static boolean NOT NULL DEFAULT false
     );
     CREATE INDEX IF NOT EXISTS cohorts_project ON cohorts (project_id, created_at DESC, id DESC);
+    -- The persons of static cohorts.
+    CREATE TABLE IF NOT EXISTS cohort_people (
+      cohort_id integer NOT NULL,
+      person_uuid uuid NOT NULL,
+      PRIMARY KEY (cohort_id, person_uuid)
+    );
   `,
   async handle(events, tx) {
     for (const event of events) {
       await match(event as CohortEvent)
         .with({ type: 'CohortCreated' }, (e) =>
           tx.query(
-            `INSERT INTO cohorts (id, project_id, name, description, filters, deleted, created_at, created_by_user_id, version)
-             VALUES ($1, $2, $3, $4, $5, false, $6, $7, 1) ON CONFLICT (id) DO NOTHING`,
+            `INSERT INTO cohorts (id, project_id, name, description, filters, deleted, created_at, created_by_user_id, version, is_static)
+             VALUES ($1, $2, $3, $4, $5, false, $6, $7, 1, $8) ON CONFLICT (id) DO NOTHING`,
             [
               e.data.cohortId,
               e.data.projectId,
@@ -37,6 +44,7 @@ export const cohortsProjection = pgProjection<CohortEvent>({
               JSON.stringify(e.data.fields.filters),
               e.data.createdAt,
               e.data.createdByUserId,
+              e.data.isStatic === true,
             ],
           ),
         )
@@ -56,6 +64,13 @@ export const cohortsProjection = pgProjection<CohortEvent>({
           tx.query('UPDATE cohorts SET deleted = true, version = version + 1 WHERE id = $1', [
             e.data.cohortId,
           ]),
+        )
+        .with({ type: 'CohortPersonsAdded' }, (e) =>
+          tx.query(
+            `INSERT INTO cohort_people (cohort_id, person_uuid)
+             SELECT $1, u FROM unnest($2::uuid[]) AS u ON CONFLICT DO NOTHING`,
+            [e.data.cohortId, e.data.personUuids],
+          ),
         )
         .exhaustive();
     }

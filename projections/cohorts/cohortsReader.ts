@@ -11,7 +11,14 @@ export type CohortRow = {
   created_at: Date;
   created_by_user_id: number | null;
   version: number;
+  is_static: boolean;
+  /** persons of a static cohort; null for a dynamic one */
+  count: number | null;
 };
+
+const SELECT_COHORT = `SELECT c.*, CASE WHEN c.is_static
+    THEN (SELECT count(*)::int FROM cohort_people cp WHERE cp.cohort_id = c.id) END AS count
+  FROM cohorts c`;
 
 const isDbInteger = (n: number) => Number.isInteger(n) && n >= -2147483648 && n <= 2147483647;
 
@@ -28,8 +35,8 @@ export const cohortsReader = (pool: pg.Pool) => ({
         [projectId],
       ),
       pool.query<CohortRow>(
-        `SELECT * FROM cohorts WHERE project_id = $1 AND NOT deleted
-          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+        `${SELECT_COHORT} WHERE c.project_id = $1 AND NOT c.deleted
+          ORDER BY c.created_at DESC, c.id DESC LIMIT $2 OFFSET $3`,
         [projectId, page.limit, page.offset],
       ),
     ]);
@@ -40,7 +47,7 @@ export const cohortsReader = (pool: pg.Pool) => ({
   async get(projectId: number, id: number, includeDeleted = false): Promise<CohortRow | undefined> {
     if (!isDbInteger(id)) return undefined;
     const { rows } = await pool.query<CohortRow>(
-      'SELECT * FROM cohorts WHERE project_id = $1 AND id = $2 AND (NOT deleted OR $3)',
+      `${SELECT_COHORT} WHERE c.project_id = $1 AND c.id = $2 AND (NOT c.deleted OR $3)`,
       [projectId, id, includeDeleted],
     );
     return rows[0];
@@ -49,16 +56,29 @@ export const cohortsReader = (pool: pg.Pool) => ({
   /** Every live cohort of the project, oldest first (at most `limit`). */
   async all(projectId: number, limit = 10_000): Promise<CohortRow[]> {
     const { rows } = await pool.query<CohortRow>(
-      'SELECT * FROM cohorts WHERE project_id = $1 AND NOT deleted ORDER BY id LIMIT $2',
+      `${SELECT_COHORT} WHERE c.project_id = $1 AND NOT c.deleted ORDER BY c.id LIMIT $2`,
       [projectId, limit],
     );
     return rows;
   },
 
-  /** Live cohort definitions by id, in the local-evaluation `cohorts` shape. */
+  /** The static cohorts (of `cohortIds`) that hold this person. */
+  async staticCohortsOf(personUuid: string, cohortIds: readonly number[]): Promise<number[]> {
+    if (cohortIds.length === 0) return [];
+    const { rows } = await pool.query<{ cohort_id: number }>(
+      'SELECT cohort_id FROM cohort_people WHERE person_uuid = $1 AND cohort_id = ANY($2::int[])',
+      [personUuid, cohortIds],
+    );
+    return rows.map((r) => r.cohort_id);
+  },
+
+  /**
+   * Live dynamic cohort definitions by id, in the local-evaluation `cohorts` shape (static
+   * cohorts have no definition to send, as in PostHog).
+   */
   async definitions(projectId: number): Promise<Record<string, PropertyGroup>> {
     const { rows } = await pool.query<{ id: number; filters: { properties: PropertyGroup } }>(
-      'SELECT id, filters FROM cohorts WHERE project_id = $1 AND NOT deleted ORDER BY id',
+      'SELECT id, filters FROM cohorts WHERE project_id = $1 AND NOT deleted AND NOT is_static ORDER BY id',
       [projectId],
     );
     return Object.fromEntries(rows.map((r) => [String(r.id), r.filters.properties]));

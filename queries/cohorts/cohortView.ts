@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { CohortRow } from '../../projections/cohorts/cohortsReader.ts';
 
 /**
- * PostHog's cohort shape. Membership is not computed yet (the next increment of issue #10):
- * `count` and `last_calculation` are null and `is_calculating` false.
+ * PostHog's cohort shape. Dynamic membership is not computed yet: a dynamic cohort's `count` and
+ * `last_calculation` are null and `is_calculating` false; a static cohort counts its persons.
  */
 export const CohortView = z
   .object({
@@ -33,11 +33,11 @@ export const toCohortView = (row: CohortRow): CohortView => ({
   groups: [],
   filters: row.filters,
   query: null,
-  is_static: false,
+  is_static: row.is_static,
   is_calculating: false,
   last_calculation: null,
   errors_calculating: 0,
-  count: null,
+  count: row.count,
   created_by_id: row.created_by_user_id,
   created_at: new Date(row.created_at).toISOString(),
   deleted: row.deleted,

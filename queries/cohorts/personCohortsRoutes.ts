@@ -14,9 +14,9 @@ import { projectOf } from '../../src/http/apiScope.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
 /**
- * `persons/cohorts/?person_id=`: the cohorts one person belongs to, decided from the person's
- * stored properties with the flag evaluator's cohort semantics (so a flag on the cohort and this
- * list agree).
+ * `persons/cohorts/?person_id=`: the cohorts one person belongs to: dynamic ones decided from the
+ * person's stored properties with the flag evaluator's cohort semantics (so a flag on the cohort
+ * and this list agree), static ones from their person set.
  */
 export const personCohortsRoutes =
   (ctx: AppContext): FastifyPluginAsync =>
@@ -47,16 +47,22 @@ export const personCohortsRoutes =
         const person = await persons.getPerson(projectId, ref);
         if (!person) fail(notFound('Person not found.'));
         const rows = await cohorts.all(projectId);
-        const members = new Set(
-          cohortMembership(
+        const dynamic = rows.filter((r) => !r.is_static);
+        const inStatic = await cohorts.staticCohortsOf(
+          person.uuid,
+          rows.filter((r) => r.is_static).map((r) => r.id),
+        );
+        const members = new Set([
+          ...cohortMembership(
             {
               distinctId: person.distinct_ids[0] ?? '',
               person: { properties: person.properties, complete: true },
-              cohorts: Object.fromEntries(rows.map((r) => [String(r.id), r.filters.properties])),
+              cohorts: Object.fromEntries(dynamic.map((r) => [String(r.id), r.filters.properties])),
             },
             { now: ctx.now },
           ),
-        );
+          ...inStatic.map(String),
+        ]);
         return { results: rows.filter((r) => members.has(String(r.id))).map(toCohortView) };
       },
     );

@@ -1,9 +1,11 @@
 import { PostHog } from 'posthog-node-v5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { createProject } from '../../commands/access/createProject.ts';
 import { capture } from '../support/capture.ts';
 import { decideRaw } from '../support/decide.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { createFlag, expectError, newUser } from './helpers.ts';
+import { adminUserId, createFlag, expectError, newUser } from './helpers.ts';
 
 /**
  * Cohorts (issue #10, first increment): dynamic cohorts event sourced like flags, and flags that
@@ -213,6 +215,98 @@ describe('GET persons/cohorts/?person_id=', () => {
       await t.api(
         'GET',
         `/api/projects/${t.projectId}/persons/cohorts/?person_id=00000000-0000-4000-8000-000000000000`,
+      ),
+      404,
+    );
+  });
+});
+
+describe('POST feature_flags/:id/create_static_cohort_for_flag/', () => {
+  it('holds exactly the persons /decide turns the flag on for, and lists them in persons/cohorts', async () => {
+    // A project of its own, so the expected set is every person there.
+    const token = `phc_static_${process.pid}_${Date.now().toString(36)}`;
+    const { projectId } = await createProject(accessDeps(t.service.ctx), {
+      name: 'static cohort for flag',
+      ownerUserId: await adminUserId(t),
+      projectApiKey: token,
+    });
+    const target = (
+      await t.api('POST', `/api/projects/${projectId}/cohorts/`, {
+        name: 'Static source',
+        filters: acme,
+      })
+    ).body;
+    const flag = await createFlag(
+      t,
+      {
+        key: 'acme-half',
+        filters: {
+          groups: [
+            {
+              properties: [{ key: 'id', type: 'cohort', value: target.id }],
+              rollout_percentage: 50,
+            },
+          ],
+        },
+      },
+      { projectId },
+    );
+    const ids = Array.from({ length: 40 }, (_, i) => `sc-${i}`);
+    await capture(
+      { url: t.url, projectApiKey: token },
+      ids.map((id, i) => ({
+        event: '$set',
+        properties: {
+          distinct_id: id,
+          $set: { email: i % 4 === 0 ? `${id}@other.org` : `${id}@acme.com` },
+        },
+      })),
+    );
+    // Wait until the persons read model has all of them.
+    for (let i = 0; i < 100; i++) {
+      const res = await t.api('GET', `/api/projects/${projectId}/persons/?distinct_id=sc-39`);
+      if (res.body.results?.length) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const on = new Set<string>();
+    for (const id of ids) {
+      const res = await decideRaw(t.url, '/decide/?v=3', { token, distinct_id: id });
+      if (res.body.featureFlags['acme-half'] === true) on.add(id);
+    }
+    // The rollout and the cohort both matter: some acme persons are in, no other.org person is.
+    expect(on.size).toBeGreaterThan(5);
+    expect(on.size).toBeLessThan(30);
+    expect([...on].some((id) => Number(id.slice(3)) % 4 === 0)).toBe(false);
+
+    const res = await t.api(
+      'POST',
+      `/api/projects/${projectId}/feature_flags/${flag.id}/create_static_cohort_for_flag/`,
+      {},
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.cohort).toMatchObject({ is_static: true, count: on.size, deleted: false });
+    expect(res.body.cohort.name).toMatch(/^Users with feature flag acme-half enabled at /);
+
+    const cohortId = res.body.cohort.id as number;
+    for (const id of ['sc-1', 'sc-2', 'sc-3', 'sc-5']) {
+      const person = (await t.api('GET', `/api/projects/${projectId}/persons/?distinct_id=${id}`))
+        .body.results[0];
+      const listed = (
+        await t.api('GET', `/api/projects/${projectId}/persons/cohorts/?person_id=${person.uuid}`)
+      ).body.results.map((c: { id: number }) => c.id);
+      expect(listed.includes(cohortId), id).toBe(on.has(id));
+    }
+    // Static cohorts are not sent to SDKs: they have no definition.
+    const local = await t.api(
+      'GET',
+      `/api/feature_flag/local_evaluation?token=${token}&send_cohorts`,
+    );
+    expect(Object.keys(local.body.cohorts)).not.toContain(String(cohortId));
+    expectError(
+      await t.api(
+        'POST',
+        `/api/projects/${projectId}/feature_flags/999999/create_static_cohort_for_flag/`,
+        {},
       ),
       404,
     );

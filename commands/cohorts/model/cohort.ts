@@ -22,6 +22,8 @@ export type CohortCreated = Event<
     fields: CohortFields;
     createdAt: string;
     createdByUserId: number | null;
+    /** a fixed set of persons (CohortPersonsAdded) instead of a definition; absent: false */
+    isStatic?: boolean;
   }
 >;
 /** carries only the fields whose value changed */
@@ -30,18 +32,30 @@ export type CohortUpdated = Event<
   { cohortId: number; changes: Partial<CohortFields> }
 >;
 export type CohortSoftDeleted = Event<'CohortSoftDeleted', { cohortId: number }>;
-export type CohortEvent = CohortCreated | CohortUpdated | CohortSoftDeleted;
+/** persons (by uuid) put into a static cohort */
+export type CohortPersonsAdded = Event<
+  'CohortPersonsAdded',
+  { cohortId: number; projectId: number; personUuids: string[] }
+>;
+export type CohortEvent = CohortCreated | CohortUpdated | CohortSoftDeleted | CohortPersonsAdded;
 
 export const cohortEventTypes: readonly CohortEvent['type'][] = [
   'CohortCreated',
   'CohortUpdated',
   'CohortSoftDeleted',
+  'CohortPersonsAdded',
 ];
 export const cohortStream = (cohortId: number) => `cohort-${cohortId}`;
 
 export type CohortState =
   | { status: 'absent' }
-  | { status: 'present'; projectId: number; fields: CohortFields; deleted: boolean };
+  | {
+      status: 'present';
+      projectId: number;
+      fields: CohortFields;
+      deleted: boolean;
+      isStatic: boolean;
+    };
 
 export const initialCohortState = (): CohortState => ({ status: 'absent' });
 
@@ -53,6 +67,7 @@ export function evolveCohort(state: CohortState, event: CohortEvent): CohortStat
       projectId: event.data.projectId,
       fields: event.data.fields,
       deleted: false,
+      isStatic: event.data.isStatic === true,
     };
   }
   return match(event)
@@ -62,5 +77,6 @@ export function evolveCohort(state: CohortState, event: CohortEvent): CohortStat
       fields: { ...state.fields, ...e.data.changes },
     }))
     .with({ type: 'CohortSoftDeleted' }, () => ({ ...state, deleted: true }))
+    .with({ type: 'CohortPersonsAdded' }, () => state)
     .exhaustive();
 }

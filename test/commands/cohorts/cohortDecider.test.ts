@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cohortDecider } from '../../../commands/cohorts/cohortDecider.ts';
 import type { CohortCreated, CohortFields } from '../../../commands/cohorts/model/cohort.ts';
 import { DeciderSpecification } from '../../support/deciderSpec.ts';
@@ -34,6 +34,34 @@ describe('cohortDecider', () => {
     } as const;
     given([]).when(create).then([created]);
     given([created]).when(create).thenNothing();
+  });
+
+  it('creates a static cohort with its persons, in events of at most 10,000', () => {
+    const uuids = Array.from(
+      { length: 10_001 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
+    const outcome = given([])
+      .when({
+        type: 'CreateCohort',
+        cohortId: 7,
+        projectId: 1,
+        fields,
+        createdAt: '2026-11-24T00:00:00.000Z',
+        createdByUserId: 3,
+        staticPersonUuids: uuids,
+      })
+      .outcome();
+    if (!Array.isArray(outcome)) throw new Error('expected events');
+    expect(outcome.map((e) => e.type)).toEqual([
+      'CohortCreated',
+      'CohortPersonsAdded',
+      'CohortPersonsAdded',
+    ]);
+    expect(outcome[0]!.data).toMatchObject({ isStatic: true });
+    expect(
+      outcome.slice(1).flatMap((e) => (e.data as { personUuids: string[] }).personUuids),
+    ).toEqual(uuids);
   });
 
   it('records only the fields that change, then the soft delete', () => {

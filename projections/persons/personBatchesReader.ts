@@ -1,0 +1,25 @@
+import type pg from 'pg';
+
+export type PersonForEvaluation = {
+  id: number;
+  uuid: string;
+  /** the person's first distinct id (by attachment order): what flags hash for it */
+  distinct_id: string | null;
+  properties: Record<string, unknown>;
+};
+
+/** Every person of a project in id order, a batch at a time (bulk flag evaluation). */
+export const personBatchesReader = (pool: pg.Pool) => ({
+  async after(projectId: number, afterId: number, limit: number): Promise<PersonForEvaluation[]> {
+    const { rows } = await pool.query<PersonForEvaluation>(
+      `SELECT p.id, p.uuid::text AS uuid, p.properties,
+              (SELECT m.distinct_id FROM person_distinct_ids m
+                WHERE m.person_id = p.id ORDER BY m.ord LIMIT 1) AS distinct_id
+         FROM persons p
+        WHERE p.project_id = $1 AND p.id > $2
+        ORDER BY p.id LIMIT $3`,
+      [projectId, afterId, limit],
+    );
+    return rows;
+  },
+});
