@@ -45,14 +45,15 @@ export type BlastRadiusCounts = Readonly<{
 const notYet = () =>
   fail(
     invalidInput(
-      'Cohort filters are not supported yet: cohorts do not exist on this server.',
+      'Cohort filters are not supported in the blast radius yet (no cohort membership read model).',
       'condition',
     ),
   );
 
 /**
- * The filters of a person condition, as person filters: cohorts are refused until they exist,
- * and a group filter needs `group_type_index` (PostHog's person count has no groups to read).
+ * The filters of a person condition, as person filters: cohorts are refused until cohort
+ * membership is a read model the count can join, and a group filter needs `group_type_index`
+ * (PostHog's person count has no groups to read).
  */
 function personFilters(properties: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   return properties.map((p) => {
