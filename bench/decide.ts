@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { cpuBetween, sampleCpu } from './support/cpu.ts';
 import { flagSet, personOf, unleashToggles } from './support/decideFixtures.ts';
 import { installUnleash } from './support/installUnleash.ts';
 import { type OpenLoopResult, openLoop } from './support/openLoop.ts';
@@ -50,7 +51,16 @@ const TOKEN = 'phc_bench_decide_key';
 const PERSONAL = 'phx_bench_decide_personal';
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
 
-type Phase = { rps: number; p50: number; p99: number; non2xx: number; errors: number };
+type Phase = {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+  /** CPU per request during the phase: the server process (all threads), its main thread, the machine */
+  cpu?: ReturnType<typeof cpuBetween>;
+};
 type Req = { method: string; path: string; headers: Record<string, string>; body?: string };
 
 /** Load with a different request each time (distinct id cycles through the 10,000 persons). */
@@ -79,15 +89,18 @@ async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    total: result.requests.total,
   };
 }
 
 /** Peak (saturating) then the p99 at half of that rate. */
-async function measure(name: string, base: string, make: (i: number) => Req) {
+async function measure(name: string, base: string, make: (i: number) => Req, pid?: number) {
   log(`${name}: warm-up`);
   await load(base, make, { seconds: 2 });
   log(`${name}: peak, ${seconds}s at ${connections} connections`);
+  const before = sampleCpu(pid);
   const peak = await load(base, make);
+  peak.cpu = cpuBetween(before, sampleCpu(pid), peak.total);
   log(`${name}: ${Math.round(peak.rps)} req/s; p99 at half of it (open loop)`);
   const half = await openLoop(base, make, Math.max(1, Math.round(peak.rps / 2)), seconds);
   return { peak, half };
@@ -196,7 +209,9 @@ async function ours() {
       throw new Error(`/decide answered ${JSON.stringify(answer).slice(0, 300)}`);
     const phases = new Set(values.phases.split(','));
     const run = (phase: string, name: string, make: (i: number) => Req) =>
-      phases.has(phase) ? measure(name, server.url, make) : Promise.resolve(undefined);
+      phases.has(phase)
+        ? measure(name, server.url, make, server.child.pid)
+        : Promise.resolve(undefined);
     return {
       decideV3: await run('v3', 'ours /decide v3 (properties in the request)', withProps),
       decideStored: await run('stored', 'ours /decide v3 (stored properties)', idOnly),
@@ -258,7 +273,7 @@ async function unleash() {
     const toggles = ((await probe.json()) as { toggles?: unknown[] }).toggles;
     if (!probe.ok || !Array.isArray(toggles) || toggles.length === 0)
       throw new Error(`unleash /api/frontend answered ${probe.status}`);
-    return { frontend: await measure('unleash /api/frontend', peer.url, frontend) };
+    return { frontend: await measure('unleash /api/frontend', peer.url, frontend, peer.child.pid) };
   } finally {
     await peer.stop();
     await pg.stop();
@@ -269,7 +284,7 @@ async function bare() {
   const server = await start('bench/support/bareServer.ts', {});
   try {
     const hello = (): Req => ({ method: 'GET', path: '/', headers: {} });
-    const measured = await measure('bare Fastify hello world', server.url, hello);
+    const measured = await measure('bare Fastify hello world', server.url, hello, server.child.pid);
     // The open-loop generator's own floor: the same hello world at a /decide-like 2,000 req/s.
     log('bare Fastify hello world: open loop at 2,000 req/s (the latency floor of the method)');
     const floor = await openLoop(server.url, hello, 2_000, seconds);
@@ -302,13 +317,13 @@ try {
       ['unleash /api/frontend', results.unleash?.frontend],
     ];
     console.log(
-      '| target | req/s | p50 ms | p99 ms | non-2xx | at half the peak rate: req/s, p50, p99 ms |',
+      '| target | req/s | p50 ms | p99 ms | non-2xx | at half the peak rate: req/s, p50, p99 ms | server CPU µs/req (main thread) | machine busy cores |',
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const [name, r] of rows)
       if (r)
         console.log(
-          `| ${name} | ${fmt(r.peak.rps)} | ${r.peak.p50} | ${r.peak.p99} | ${r.peak.non2xx + r.peak.errors} | ${fmt(r.half.rps)}, ${r.half.p50}, ${r.half.p99} |`,
+          `| ${name} | ${fmt(r.peak.rps)} | ${r.peak.p50} | ${r.peak.p99} | ${r.peak.non2xx + r.peak.errors} | ${fmt(r.half.rps)}, ${r.half.p50}, ${r.half.p99} | ${r.peak.cpu?.processUsPerRequest} (${r.peak.cpu?.mainThreadUsPerRequest}) | ${r.peak.cpu?.machineBusyCores} |`,
         );
     const d = results.ours?.decideV3?.peak.rps;
     if (d && results.unleash)

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from './core/cron.ts';
@@ -43,6 +44,13 @@ const ConfigSchema = z.object({
     .default(1024 * 1024),
   /** projects whose flag definitions /decide keeps in memory (least recently used dropped) */
   FLAG_CACHE_MAX_PROJECTS: z.coerce.number().int().min(1).default(10_000),
+  /** worker threads evaluating /decide and /flags; 0 evaluates on the main thread (default: cores − 1, at most 4) */
+  FLAG_EVALUATION_THREADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(64)
+    .default(() => Math.max(0, Math.min(4, os.availableParallelism() - 1))),
   /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   /** longest Postgres statement (server-side statement_timeout) */
@@ -97,6 +105,7 @@ export type Config = Readonly<{
   batchBodyLimitBytes: number;
   decideBodyLimitBytes: number;
   flagCacheMaxProjects: number;
+  flagEvaluationThreads: number;
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
@@ -139,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     batchBodyLimitBytes: c.BATCH_BODY_LIMIT_BYTES,
     decideBodyLimitBytes: c.DECIDE_BODY_LIMIT_BYTES,
     flagCacheMaxProjects: c.FLAG_CACHE_MAX_PROJECTS,
+    flagEvaluationThreads: c.FLAG_EVALUATION_THREADS,
     eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
     captureQuota: {
       ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,

@@ -5,6 +5,7 @@ import { openGeoIp } from '../commands/capture/geoip.ts';
 import { cohortEventTypes } from '../commands/cohorts/model/cohort.ts';
 import { decideDeps } from '../commands/decide/decide.ts';
 import { decideRoutes } from '../commands/decide/decideRoutes.ts';
+import { type EvaluationThreads, evaluationThreads } from '../commands/decide/evaluationThreads.ts';
 import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
@@ -40,6 +41,8 @@ export type Service = Readonly<{
   runners: ReadonlyMap<string, ProjectionRunner>;
   /** the flag definitions cache of /decide (and local evaluation, flag actions) */
   flagDefinitions: FlagDefinitions;
+  /** /decide's evaluation threads (absent with FLAG_EVALUATION_THREADS=0) */
+  flagEvaluationThreads: EvaluationThreads | undefined;
   bootstrap: BootstrapResult;
   close(): Promise<void>;
 }>;
@@ -127,9 +130,25 @@ export async function createService(
     now: ctx.now,
   });
   const continuity = { ...ctx, overrides, definitions };
+  const threads =
+    config.flagEvaluationThreads > 0
+      ? evaluationThreads({
+          threads: config.flagEvaluationThreads,
+          maxProjects: config.flagCacheMaxProjects,
+          withOverridesStore: true,
+          now: ctx.now,
+          // app is assigned below; a thread can only fail once the server runs.
+          onError: (error) => app.log.error({ err: error }, 'flag evaluation thread failed'),
+        })
+      : undefined;
   const decide = decideRoutes(
-    decideDeps(accessReader(stores.pool), evaluation, geoip, (projectId, input) =>
-      setHashKeyOverrides(continuity, projectId, input.distinctId, input.anonDistinctId!),
+    decideDeps(
+      accessReader(stores.pool),
+      evaluation,
+      geoip,
+      (projectId, input) =>
+        setHashKeyOverrides(continuity, projectId, input.distinctId, input.anonDistinctId!),
+      threads ? { pool: threads, definitions } : undefined,
     ),
     config.decideBodyLimitBytes,
   );
@@ -175,12 +194,14 @@ export async function createService(
     stores,
     runners,
     flagDefinitions: definitions,
+    flagEvaluationThreads: threads,
     bootstrap: boot,
     close: () =>
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
         await deletions?.stop(); // lets a deletion run in progress finish
         await definitions.stop();
+        await threads?.close();
         for (const r of runners.values()) await r.stop(); // last batches and checkpoints
         await clickhouse?.close();
         await stores.close(); // stops the embedded Postgres this process started

@@ -24,6 +24,8 @@ export async function openLoop(
   rate: number,
   seconds: number,
   sockets = 50,
+  /** requests due in the first second open the connections and are not counted */
+  warmupMs = 1_000,
 ): Promise<OpenLoopResult> {
   const url = new URL(base);
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
@@ -48,7 +50,9 @@ export async function openLoop(
         (res) => {
           res.resume();
           res.on('end', () => {
+            if (due < start + warmupMs) return void resolve();
             latencies.push(performance.now() - due);
+            if (trace) trace.push([due - start, performance.now() - due]);
             if (res.statusCode === 200) ok++;
             resolve();
           });
@@ -61,7 +65,9 @@ export async function openLoop(
     void p.then(() => inFlight.delete(p));
   };
   const start = performance.now();
-  const total = Math.round(rate * seconds);
+  /** BENCH_TRACE=1 prints when the slowest requests were due: periodic stalls show as a pattern */
+  const trace: [number, number][] | undefined = process.env.BENCH_TRACE ? [] : undefined;
+  const total = Math.round(rate * (seconds + warmupMs / 1000));
   await new Promise<void>((done) => {
     const tick = () => {
       const elapsed = performance.now() - start;
@@ -73,9 +79,24 @@ export async function openLoop(
     tick();
   });
   await Promise.all(inFlight);
-  const elapsed = (performance.now() - start) / 1000;
+  const elapsed = (performance.now() - start - warmupMs) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
+  if (trace) {
+    // 100 ms windows holding a request slower than 5 ms: when, how slow, how many
+    const windows = new Map<number, { max: number; n: number }>();
+    for (const [due, latency] of trace) {
+      if (latency <= 5) continue;
+      const w = windows.get(Math.floor(due / 100)) ?? { max: 0, n: 0 };
+      w.max = Math.max(w.max, latency);
+      w.n++;
+      windows.set(Math.floor(due / 100), w);
+    }
+    const shown = [...windows].sort((a, b) => a[0] - b[0]);
+    process.stderr.write(
+      `stalls (window s: max ms ×count>5ms): ${shown.map(([w, v]) => `${(w / 10).toFixed(1)}: ${v.max.toFixed(0)}×${v.n}`).join(', ')}\n`,
+    );
+  }
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const round = (n: number) => Math.round(n * 100) / 100;

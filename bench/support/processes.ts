@@ -18,6 +18,8 @@ export async function startProcess(
     env: { ...process.env, ...env },
   });
   let out = '';
+  // BENCH_SERVER_OUTPUT=1 shows what the servers print (with --trace-gc, for example)
+  if (process.env.BENCH_SERVER_OUTPUT) child.stdout!.pipe(process.stderr);
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {

@@ -32,13 +32,14 @@ export function createProjectResolver(
 ) {
   const cache = new Map<string, { projectId: number | null; until: number }>();
 
+  // Keyed by the project API key itself (public: every page embedding posthog-js carries it), so
+  // a hit costs no hash; only the hash reaches the database.
   async function byProjectKey(token: string): Promise<number | null> {
-    const hash = hashKey(token);
-    const hit = cache.get(hash);
+    const hit = cache.get(token);
     if (hit && hit.until > Date.now()) return hit.projectId;
-    const projectId = await access.projectIdByApiKeyHash(hash);
+    const projectId = await access.projectIdByApiKeyHash(hashKey(token));
     if (cache.size > 10_000) cache.clear();
-    cache.set(hash, { projectId, until: Date.now() + (projectId === null ? missTtlMs : ttlMs) });
+    cache.set(token, { projectId, until: Date.now() + (projectId === null ? missTtlMs : ttlMs) });
     return projectId;
   }
 

@@ -1,6 +1,10 @@
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type {
-  FlagEvaluationResult,
+  FlagDefinitions,
+  ProjectFlags,
+} from '../../projections/featureFlags/flagDefinitions.ts';
+import type {
+  FlagEvaluationRequest,
   FlagEvaluationService,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
 import { type DomainError, unauthenticated } from '../../src/core/errors.ts';
@@ -8,6 +12,8 @@ import type { RawCaptureRequest } from '../capture/decodeCaptureRequest.ts';
 import type { GeoIp } from '../capture/geoip.ts';
 import { createProjectResolver, type ResolveProject } from '../capture/resolveProject.ts';
 import { type DecideInput, decodeDecideBody, parseDecideInput } from './decideRequest.ts';
+import { type AnswerFormat, answerJson, type FlagMeta } from './decideResponse.ts';
+import type { EvaluationThreads } from './evaluationThreads.ts';
 
 /** What a personal API key needs to ask for flags (flags.md §4.1: `phx_` + `project_id`). */
 export const DECIDE_SCOPE = 'feature_flag:read';
@@ -29,6 +35,8 @@ export type DecideDeps = Readonly<{
   geoip: GeoIp;
   /** experience continuity: records hash key overrides for `$anon_distinct_id` (when set up) */
   continuity?: (projectId: number, input: DecideInput) => Promise<void>;
+  /** evaluation threads (FLAG_EVALUATION_THREADS) and the definitions they are sent */
+  threads?: { pool: EvaluationThreads; definitions: Pick<FlagDefinitions, 'forProject'> };
 }>;
 
 export const decideDeps = (
@@ -36,16 +44,31 @@ export const decideDeps = (
   evaluation: FlagEvaluationService,
   geoip: GeoIp,
   continuity?: DecideDeps['continuity'],
+  threads?: DecideDeps['threads'],
 ): DecideDeps => ({
   resolveProject: createProjectResolver(access, 30_000, 1_000, DECIDE_SCOPE),
   evaluation,
   geoip,
   ...(continuity ? { continuity } : {}),
+  ...(threads ? { threads } : {}),
 });
 
+/** The answer as JSON text (see decideResponse.ts), or the refusal. */
 export type DecideOutcome =
-  | { ok: true; input: DecideInput; result: FlagEvaluationResult | null }
+  | { ok: true; input: DecideInput; json: string }
   | { ok: false; error: DomainError };
+
+/** v4's metadata by flag key, once per definitions version (rows are replaced on every change). */
+const metaByRows = new WeakMap<readonly unknown[], ReadonlyMap<string, FlagMeta>>();
+function metaOf(project: ProjectFlags): ReadonlyMap<string, FlagMeta> {
+  let meta = metaByRows.get(project.rows);
+  if (!meta) {
+    meta = new Map(project.rows.map((r) => [r.key, r as unknown as FlagMeta]));
+    metaByRows.set(project.rows, meta);
+  }
+  return meta;
+}
+const NO_FLAGS = { evaluations: [], errors: false, meta: new Map() } as const;
 
 /** Token failures in /decide's words (flags.md §4.1): every personal key problem is one 401. */
 function tokenError(error: DomainError): DomainError {
@@ -65,13 +88,14 @@ function withGeoip(deps: DecideDeps, input: DecideInput, forwardedIp: string | n
 }
 
 /**
- * /decide and /flags: decode → token → (continuity write) → evaluate. `result` is null when the
- * client asked for no flags (`disable_flags`).
+ * /decide and /flags: decode → token → (continuity write) → evaluate (on an evaluation thread
+ * when one can answer alone) → the answer in `format`.
  */
 export async function decide(
   deps: DecideDeps,
   raw: RawCaptureRequest,
   forwardedIp: string | null,
+  format: AnswerFormat,
 ): Promise<DecideOutcome> {
   const decoded = await decodeDecideBody(raw);
   if (!decoded.ok) return decoded;
@@ -79,12 +103,12 @@ export async function decide(
   if ('ok' in input) return input;
   const project = await deps.resolveProject(input.token, input.projectIdField);
   if (!project.ok) return { ok: false, error: tokenError(project.error) };
-  if (input.disableFlags) return { ok: true, input, result: null };
+  if (input.disableFlags) return { ok: true, input, json: answerJson(format, NO_FLAGS) };
   // Continuity is best effort, as in PostHog: a failed write still answers the flags.
   if (input.anonDistinctId !== undefined && !input.distinctId.includes('\0') && deps.continuity)
     await deps.continuity(project.projectId, input).catch(() => undefined);
   const personProperties = withGeoip(deps, input, forwardedIp);
-  const result = await deps.evaluation.evaluate({
+  const request: FlagEvaluationRequest = {
     projectId: project.projectId,
     distinctId: input.distinctId,
     groups: input.groups,
@@ -92,6 +116,17 @@ export async function decide(
     ...(input.groupProperties ? { groupProperties: input.groupProperties } : {}),
     ...(input.flagKeys ? { keys: input.flagKeys } : {}),
     deviceId: input.deviceId,
-  });
-  return { ok: true, input, result };
+  };
+  if (deps.threads) {
+    const definitions = await deps.threads.definitions.forProject(project.projectId);
+    const json = await deps.threads.pool.answer(definitions, request, format);
+    if (json !== null) return { ok: true, input, json };
+  }
+  const result = await deps.evaluation.evaluate(request);
+  const answer = {
+    evaluations: result.evaluations,
+    errors: result.errors,
+    meta: metaOf(result.project),
+  };
+  return { ok: true, input, json: answerJson(format, answer) };
 }

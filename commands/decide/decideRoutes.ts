@@ -4,15 +4,7 @@ import { z } from 'zod';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { clientIp } from '../capture/geoip.ts';
 import { type DecideDeps, decide } from './decide.ts';
-import {
-  CLIENT_CONFIG,
-  type DecideAnswer,
-  decideV1,
-  decideV2,
-  decideV3,
-  type FlagMeta,
-  flagsV4,
-} from './decideResponse.ts';
+import { answerFormat, answerJson, CLIENT_CONFIG, type DecideAnswer } from './decideResponse.ts';
 
 const DecideQuery = z
   .object({
@@ -79,36 +71,16 @@ const flatQuery = (query: unknown): Record<string, string | undefined> =>
     ]),
   );
 
-/** flags.md §4.1: missing → 1, a non-integer → 2; above 4 answers like 4. */
-export function decideVersion(v: string | undefined): number {
-  if (v === undefined || v === '') return 1;
-  if (!/^-?\d+$/.test(v.trim())) return 2;
-  return Math.min(Math.max(Number(v), 1), 4);
-}
-
 // Hand-made JSON: this is the hottest read path, and the zod schemas above are for OpenAPI only.
-const sendJson = (reply: FastifyReply, status: number, body: unknown) =>
-  reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+const sendJson = (reply: FastifyReply, status: number, json: string) =>
+  reply.status(status).type('application/json; charset=utf-8').send(json);
 
 const EMPTY: DecideAnswer = { evaluations: [], errors: false, meta: new Map() };
-
-function answer(
+const answer = (
   path: '/decide' | '/flags',
   query: Record<string, string | undefined>,
   a: DecideAnswer,
-) {
-  if (path === '/flags') return flagsV4(a, query.config === 'true' || query.config === '1');
-  switch (decideVersion(query.v)) {
-    case 1:
-      return decideV1(a);
-    case 2:
-      return decideV2(a);
-    case 3:
-      return decideV3(a);
-    default:
-      return flagsV4(a, true);
-  }
-}
+): string => answerJson(answerFormat(path, query), a);
 
 /**
  * The public flag endpoints (`/decide`, `/flags`), authenticated by the token in the payload like
@@ -139,21 +111,13 @@ export const decideRoutes =
           body: Buffer.isBuffer(request.body) ? request.body : undefined,
         },
         request.headers['x-forwarded-for'] ? clientIp(request.headers, undefined) : null,
+        answerFormat(path, query),
       );
       if (!outcome.ok) {
         const { status, body } = httpError(outcome.error);
-        return sendJson(reply, status, body);
+        return sendJson(reply, status, JSON.stringify(body));
       }
-      const result = outcome.result;
-      if (!result) return sendJson(reply, 200, answer(path, query, EMPTY));
-      const meta = new Map<string, FlagMeta>(
-        result.project.rows.map((r) => [r.key, r as unknown as FlagMeta]),
-      );
-      return sendJson(
-        reply,
-        200,
-        answer(path, query, { evaluations: result.evaluations, errors: result.errors, meta }),
-      );
+      return sendJson(reply, 200, outcome.json);
     };
 
     for (const path of ['/decide', '/flags'] as const) {
@@ -206,7 +170,7 @@ export const decideRoutes =
           response: { 200: z.object({ status: z.literal(1) }) },
         },
         handler: async (_request, reply) => {
-          sendJson(reply, 200, { status: 1 });
+          sendJson(reply, 200, '{"status":1}');
         },
       });
     }

@@ -108,6 +108,53 @@ async function completeContext(
 }
 
 /**
+ * The context of the first pass: the request's properties only (incomplete, so a flag that needs
+ * a stored property is inconclusive, not false). Pure, so an evaluation thread builds the same.
+ */
+export function requestContext(
+  req: FlagEvaluationRequest,
+  project: Pick<ProjectFlags, 'groupTypeMapping' | 'cohorts'>,
+  withOverridesStore: boolean,
+): EvaluationContext {
+  return {
+    distinctId: req.distinctId,
+    deviceId: req.deviceId ?? null,
+    person: { properties: req.personProperties ?? {}, complete: false },
+    groups: groupsOf(req, false),
+    groupTypeMapping: project.groupTypeMapping,
+    cohorts: project.cohorts,
+    // Without a store of overrides there is nothing to load: the distinct id is the hash key.
+    ...(withOverridesStore ? {} : { hashKeyOverrides: {} }),
+  };
+}
+
+/** Whether any evaluation still needs stored data (the first pass could not decide it). */
+export const anyInconclusive = (evaluations: readonly FlagEvaluation[]) =>
+  evaluations.some((e) => e.outcome === 'inconclusive');
+
+/** The answerable evaluations: anything not decided is an error (left out, errors: true). */
+export function settle(evaluations: readonly FlagEvaluation[]): {
+  evaluations: FlagEvaluation[];
+  errors: boolean;
+} {
+  let errors = false;
+  const settled = evaluations.map((e): FlagEvaluation => {
+    if (e.outcome === 'evaluated') return e;
+    errors = true;
+    // Complete data leaves nothing inconclusive; should it happen, it is an error, not false.
+    return e.outcome === 'not_evaluable'
+      ? e
+      : {
+          outcome: 'not_evaluable',
+          key: e.key,
+          error: 'invalid_filter',
+          description: e.description,
+        };
+  });
+  return { evaluations: settled, errors };
+}
+
+/**
  * Server-side flag evaluation (/decide, /flags, the flag actions): the pure evaluator on the
  * request's properties first; only when a flag is inconclusive, one batched load of what it
  * needs (stored person and group properties, hash key overrides) and a second, complete pass.
@@ -117,16 +164,7 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
   return {
     async evaluate(req) {
       const project = await deps.definitions.forProject(req.projectId);
-      const base: EvaluationContext = {
-        distinctId: req.distinctId,
-        deviceId: req.deviceId ?? null,
-        person: { properties: req.personProperties ?? {}, complete: false },
-        groups: groupsOf(req, false),
-        groupTypeMapping: project.groupTypeMapping,
-        cohorts: project.cohorts,
-        // Without a store of overrides there is nothing to load: the distinct id is the hash key.
-        ...(deps.hashKeyOverrides ? {} : { hashKeyOverrides: {} }),
-      };
+      const base = requestContext(req, project, deps.hashKeyOverrides !== undefined);
       const options = { now: deps.now, ...(req.keys ? { keys: req.keys } : {}) };
       let evaluations = evaluateFlags(project.flags, base, options);
       const needs = mergeNeeds(evaluations);
@@ -136,21 +174,7 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
         const complete = await completeContext(deps, req, project, base, needs).catch(() => null);
         if (complete) evaluations = evaluateFlags(project.flags, complete, options);
       }
-      let errors = false;
-      evaluations = evaluations.map((e) => {
-        if (e.outcome === 'evaluated') return e;
-        errors = true;
-        // Complete data leaves nothing inconclusive; should it happen, it is an error, not false.
-        return e.outcome === 'not_evaluable'
-          ? e
-          : {
-              outcome: 'not_evaluable',
-              key: e.key,
-              error: 'invalid_filter',
-              description: e.description,
-            };
-      });
-      return { project, evaluations, errors };
+      return { project, ...settle(evaluations) };
     },
   };
 }

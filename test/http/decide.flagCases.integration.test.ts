@@ -40,7 +40,7 @@ type Project = {
   cohorts?: Record<string, unknown>;
 };
 let t: TestService;
-const placed = new Map<string, Project>();
+let placed = new Map<string, Project>();
 
 /** Cases share a project when their flags agree key by key (the key is part of the hash). */
 function placeAll(list: typeof cases): Project[] {
@@ -119,87 +119,107 @@ async function createCohorts(p: Project): Promise<Map<string, number>> {
   return ids;
 }
 
-beforeAll(async () => {
-  t = await startTestService({}, { now: () => clock ?? new Date() });
-  const owner = await adminUserId(t);
-  const projects = placeAll(cases);
-  await inParallel(projects, 6, async (p) => {
-    const made = await createProject(accessDeps(t.service.ctx), {
-      name: `cases-${Math.random()}`,
-      ownerUserId: owner,
-    });
-    p.id = made.projectId;
-    p.token = made.projectApiKey;
-    // Group types get their indexes in the order capture first sees them.
-    const mapping = JSON.parse(p.mapping) as Record<string, string>;
-    for (const index of Object.keys(mapping).sort((a, b) => Number(a) - Number(b))) {
-      await capture({ url: t.url, projectApiKey: p.token }, [
-        {
-          event: '$groupidentify',
-          distinct_id: 'setup',
-          properties: { $group_type: mapping[index], $group_key: 'setup', $group_set: {} },
-        },
-      ]);
-    }
-    const ids = await createCohorts(p);
-    for (const json of p.flags.values()) {
-      const f = remapCohorts(JSON.parse(json), ids) as Flag;
-      const res = await t.api('POST', flagsPath(p.id), {
-        key: f.key,
-        name: f.name ?? f.key,
-        active: f.active,
-        filters: f.filters,
+// Every case runs twice: evaluated on the main thread and on an evaluation thread (FLAG_EVALUATION_THREADS).
+describe.each([
+  ['0', 'main thread'],
+  ['1', 'evaluation thread'],
+])('FLAG_EVALUATION_THREADS=%s (%s)', (threads, where) => {
+  beforeAll(async () => {
+    placed = new Map();
+    t = await startTestService(
+      { FLAG_EVALUATION_THREADS: threads },
+      { now: () => clock ?? new Date() },
+    );
+    const owner = await adminUserId(t);
+    const projects = placeAll(cases);
+    await inParallel(projects, 6, async (p) => {
+      const made = await createProject(accessDeps(t.service.ctx), {
+        name: `cases-${Math.random()}`,
+        ownerUserId: owner,
       });
-      expect(res.status, `${f.key}: ${res.text}`).toBe(201);
-    }
-  });
-  // Group types are assigned by the persons projection, read by the cache within a second.
-  await new Promise((r) => setTimeout(r, 1_200));
-}, 300_000);
-afterAll(async () => t?.close());
-
-const bodyOf = (c: (typeof cases)[number], token: string) => ({
-  token,
-  distinct_id: c.distinct_id,
-  ...(c.groups ? { groups: c.groups } : {}),
-  ...(c.person_properties ? { person_properties: c.person_properties } : {}),
-  ...(c.group_properties ? { group_properties: c.group_properties } : {}),
-});
-
-describe('flag_cases.json through POST /decide?v=3', () => {
-  it('runs every case, those with a clock included', () => {
-    expect(cases.length).toBe(all.length);
-    expect(cases.filter((c) => c.now).length).toBeGreaterThan(0);
-  });
-
-  it.each(cases)('$label', async (c) => {
-    const p = placed.get(c.label)!;
-    clock = c.now ? new Date(c.now) : undefined;
-    const res = await decideRaw(t.url, '/decide/?v=3', bodyOf(c, p.token)).finally(() => {
-      clock = undefined;
+      p.id = made.projectId;
+      p.token = made.projectApiKey;
+      // Group types get their indexes in the order capture first sees them.
+      const mapping = JSON.parse(p.mapping) as Record<string, string>;
+      for (const index of Object.keys(mapping).sort((a, b) => Number(a) - Number(b))) {
+        await capture({ url: t.url, projectApiKey: p.token }, [
+          {
+            event: '$groupidentify',
+            distinct_id: 'setup',
+            properties: { $group_type: mapping[index], $group_key: 'setup', $group_set: {} },
+          },
+        ]);
+      }
+      const ids = await createCohorts(p);
+      for (const json of p.flags.values()) {
+        const f = remapCohorts(JSON.parse(json), ids) as Flag;
+        const res = await t.api('POST', flagsPath(p.id), {
+          key: f.key,
+          name: f.name ?? f.key,
+          active: f.active,
+          filters: f.filters,
+        });
+        expect(res.status, `${f.key}: ${res.text}`).toBe(201);
+      }
     });
-    expect(res.status).toBe(200);
-    expect(res.body.featureFlags[c.flag.key], JSON.stringify(res.body)).toEqual(c.expected_here);
+    // Group types are assigned by the persons projection, read by the cache within a second.
+    await new Promise((r) => setTimeout(r, 1_200));
+  }, 300_000);
+  afterAll(async () => {
+    // Where the answers came from: all on the main thread without threads; with one, on the
+    // thread for each request whose flags need no stored data (the rest go back to the main
+    // thread, which loads the person: about half of the cases).
+    const counts = t.service.flagEvaluationThreads?.counts();
+    if (threads === '0') expect(counts).toBeUndefined();
+    else {
+      expect(counts!.onThreads).toBeGreaterThan(cases.length / 3);
+    }
+    await t?.close();
   });
-});
 
-describe('a sample through v4 and /flags', () => {
-  const sample = cases.filter((c, i) => !c.cohorts && i % 7 === 0);
-  it.each(sample)('$label', async (c) => {
-    const p = placed.get(c.label)!;
-    for (const path of ['/decide/?v=4', '/flags/?v=2']) {
+  const bodyOf = (c: (typeof cases)[number], token: string) => ({
+    token,
+    distinct_id: c.distinct_id,
+    ...(c.groups ? { groups: c.groups } : {}),
+    ...(c.person_properties ? { person_properties: c.person_properties } : {}),
+    ...(c.group_properties ? { group_properties: c.group_properties } : {}),
+  });
+
+  describe(`flag_cases.json through POST /decide?v=3 (${where})`, () => {
+    it('runs every case, those with a clock included', () => {
+      expect(cases.length).toBe(all.length);
+      expect(cases.filter((c) => c.now).length).toBeGreaterThan(0);
+    });
+
+    it.each(cases)('$label', async (c) => {
+      const p = placed.get(c.label)!;
       clock = c.now ? new Date(c.now) : undefined;
-      const res = await decideRaw(t.url, path, bodyOf(c, p.token)).finally(() => {
+      const res = await decideRaw(t.url, '/decide/?v=3', bodyOf(c, p.token)).finally(() => {
         clock = undefined;
       });
       expect(res.status).toBe(200);
-      const flag = res.body.flags[c.flag.key];
-      expect(flag.key).toBe(c.flag.key);
-      expect(flag.enabled).toBe(c.expected_here !== false);
-      expect(flag.variant).toBe(typeof c.expected_here === 'string' ? c.expected_here : null);
-      expect(typeof flag.reason.code).toBe('string');
-      expect(Number.isInteger(flag.metadata.id)).toBe(true);
-      expect(typeof res.body.requestId).toBe('string');
-    }
+      expect(res.body.featureFlags[c.flag.key], JSON.stringify(res.body)).toEqual(c.expected_here);
+    });
+  });
+
+  describe(`a sample through v4 and /flags (${where})`, () => {
+    const sample = cases.filter((c, i) => !c.cohorts && i % 7 === 0);
+    it.each(sample)('$label', async (c) => {
+      const p = placed.get(c.label)!;
+      for (const path of ['/decide/?v=4', '/flags/?v=2']) {
+        clock = c.now ? new Date(c.now) : undefined;
+        const res = await decideRaw(t.url, path, bodyOf(c, p.token)).finally(() => {
+          clock = undefined;
+        });
+        expect(res.status).toBe(200);
+        const flag = res.body.flags[c.flag.key];
+        expect(flag.key).toBe(c.flag.key);
+        expect(flag.enabled).toBe(c.expected_here !== false);
+        expect(flag.variant).toBe(typeof c.expected_here === 'string' ? c.expected_here : null);
+        expect(typeof flag.reason.code).toBe('string');
+        expect(Number.isInteger(flag.metadata.id)).toBe(true);
+        expect(typeof res.body.requestId).toBe('string');
+      }
+    });
   });
 });

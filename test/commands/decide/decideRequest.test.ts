@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDecideInput } from '../../../commands/decide/decideRequest.ts';
-import { decideVersion } from '../../../commands/decide/decideRoutes.ts';
+import { decideVersion } from '../../../commands/decide/decideResponse.ts';
 import { decideHashKeyOverrides } from '../../../commands/featureFlags/model/hashKeyOverride.ts';
 
 describe('parseDecideInput (flags.md §4.1)', () => {

@@ -59,8 +59,24 @@ function describe(code: ReasonCode, index: number | null): string {
   }
 }
 
-const reason = (code: ReasonCode, index: number | null, description = describe(code, index)) =>
-  ({ code, condition_index: index, description }) satisfies EvaluationReason;
+// Reasons are immutable and few (a code and a condition index): one object each, shared by every
+// evaluation, so an answer for 50 flags allocates no reason and formats no description.
+const reasons = new Map<ReasonCode, EvaluationReason[]>();
+function reason(code: ReasonCode, index: number | null, description?: string): EvaluationReason {
+  if (description !== undefined) return { code, condition_index: index, description };
+  let byIndex = reasons.get(code);
+  if (!byIndex) {
+    byIndex = [];
+    reasons.set(code, byIndex);
+  }
+  const slot = index === null ? 0 : index + 1;
+  let shared = byIndex[slot];
+  if (!shared) {
+    shared = Object.freeze({ code, condition_index: index, description: describe(code, index) });
+    byIndex[slot] = shared;
+  }
+  return shared;
+}
 
 function payloadFor(filters: FlagFilters, value: string): string | null {
   const payload = filters.payloads?.[value];

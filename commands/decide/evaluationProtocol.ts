@@ -1,0 +1,43 @@
+/**
+ * Messages between the main thread and the flag evaluation threads (evaluationThreads.ts ↔
+ * evaluationWorker.ts). Structured clone: plain data only.
+ */
+
+import type { FlagEvaluationRequest } from '../../projections/featureFlags/flagEvaluationService.ts';
+import type { CohortPropertyGroup, EvaluableFlag } from '../featureFlags/model/evaluation/types.ts';
+import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
+
+/** A project's definitions at one version; sent before the first job that needs that version. */
+export type DefinitionsMessage = {
+  type: 'definitions';
+  projectId: number;
+  version: string;
+  flags: readonly EvaluableFlag[];
+  meta: readonly (readonly [string, FlagMeta])[];
+  groupTypeMapping: Record<string, string>;
+  cohorts: Record<string, CohortPropertyGroup>;
+};
+
+export type Job = {
+  id: number;
+  version: string;
+  req: FlagEvaluationRequest;
+  format: AnswerFormat;
+  /** the main thread's clock (epoch ms): relative dates agree with the main thread's */
+  nowMs: number;
+};
+
+export type EvaluateMessage = { type: 'evaluate'; jobs: Job[] };
+
+/**
+ * The answer's JSON, or why the main thread must answer instead: a flag needs stored data
+ * (`inconclusive`), the thread does not hold that version of the definitions (`unknown`), or
+ * the evaluation threw (`failed`).
+ */
+export type Answer =
+  | { id: number; json: string }
+  | { id: number; fallback: 'inconclusive' | 'unknown' | 'failed' };
+
+export type AnswersMessage = { type: 'answers'; answers: Answer[] };
+
+export type WorkerData = { maxProjects: number; withOverridesStore: boolean };

@@ -1,0 +1,170 @@
+import type { Worker } from 'node:worker_threads';
+import type { ProjectFlags } from '../../projections/featureFlags/flagDefinitions.ts';
+import type { FlagEvaluationRequest } from '../../projections/featureFlags/flagEvaluationService.ts';
+import { startWorker } from '../../src/runtime/workerThread.ts';
+import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
+import type {
+  AnswersMessage,
+  DefinitionsMessage,
+  EvaluateMessage,
+  Job,
+  WorkerData,
+} from './evaluationProtocol.ts';
+
+/**
+ * /decide's evaluation threads: the pure first pass and the answer's JSON run on worker threads,
+ * so the main thread only parses HTTP, checks the token and writes answers (bench:decide: the
+ * evaluation of 50 flags costs more than the rest of the request). Jobs are sent in one message
+ * per event-loop turn and thread. `answer` resolves to null when the main thread must answer
+ * itself: a flag needs stored data, every thread is busy past `maxInFlight` (the main thread then
+ * shares the work rather than queueing it), a thread is down or does not hold the definitions.
+ */
+export type EvaluationThreads = {
+  answer(
+    project: ProjectFlags,
+    req: FlagEvaluationRequest,
+    format: AnswerFormat,
+  ): Promise<string | null>;
+  /** answers given by the threads, and requests handed back to the main thread */
+  counts(): { onThreads: number; onMainThread: number };
+  close(): Promise<void>;
+};
+
+export type EvaluationThreadsOptions = {
+  threads: number;
+  maxProjects: number;
+  withOverridesStore: boolean;
+  now: () => Date;
+  /** jobs a thread may hold before the main thread evaluates new ones itself */
+  maxInFlight?: number;
+  /** a thread that died is started again after this long */
+  restartDelayMs?: number;
+  onError?: (error: unknown) => void;
+};
+
+type Thread = {
+  worker: Worker | null;
+  /** projectId → the definitions version the thread holds (as far as this side knows) */
+  sent: Map<number, string>;
+  pending: Map<number, (json: string | null) => void>;
+  queue: (DefinitionsMessage | Job)[];
+};
+
+// The rows of liveFlags carry the stream revision v4's metadata shows (see decideRoutes.ts).
+const metaOf = (project: ProjectFlags): DefinitionsMessage['meta'] =>
+  project.rows.map((r) => {
+    const { id, name, revision } = r as unknown as FlagMeta;
+    return [r.key, { id, name, revision }];
+  });
+
+export function evaluationThreads(options: EvaluationThreadsOptions): EvaluationThreads {
+  const maxInFlight = options.maxInFlight ?? 256;
+  const data: WorkerData = {
+    maxProjects: options.maxProjects,
+    withOverridesStore: options.withOverridesStore,
+  };
+  const entry = new URL(
+    `./evaluationWorker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+    import.meta.url,
+  );
+  let closed = false;
+  let nextId = 1;
+  let flushing = false;
+  const counted = { onThreads: 0, onMainThread: 0 };
+
+  const threads: Thread[] = Array.from({ length: options.threads }, () => ({
+    worker: null,
+    sent: new Map(),
+    pending: new Map(),
+    queue: [],
+  }));
+
+  function start(t: Thread) {
+    const worker = startWorker(entry, data);
+    worker.unref();
+    worker.on('message', (m: AnswersMessage) => {
+      for (const a of m.answers) {
+        const resolve = t.pending.get(a.id);
+        t.pending.delete(a.id);
+        if ('json' in a) {
+          counted.onThreads++;
+          resolve?.(a.json);
+        } else {
+          counted.onMainThread++;
+          if (a.fallback === 'unknown') t.sent.clear();
+          resolve?.(null);
+        }
+      }
+    });
+    const down = (error?: unknown) => {
+      if (t.worker !== worker) return;
+      if (error) options.onError?.(error);
+      t.worker = null;
+      t.sent.clear();
+      for (const resolve of t.pending.values()) resolve(null);
+      t.pending.clear();
+      t.queue = [];
+      if (!closed) setTimeout(() => !closed && start(t), options.restartDelayMs ?? 1_000).unref();
+    };
+    worker.on('error', down);
+    worker.on('exit', () => down());
+    t.worker = worker;
+  }
+  for (const t of threads) start(t);
+
+  function flush() {
+    flushing = false;
+    for (const t of threads) {
+      if (t.queue.length === 0 || !t.worker) continue;
+      const jobs: Job[] = [];
+      for (const item of t.queue) {
+        if ('type' in item) {
+          if (jobs.length > 0) t.worker.postMessage({ type: 'evaluate', jobs: jobs.splice(0) });
+          t.worker.postMessage(item);
+        } else jobs.push(item);
+      }
+      if (jobs.length > 0)
+        t.worker.postMessage({ type: 'evaluate', jobs } satisfies EvaluateMessage);
+      t.queue = [];
+    }
+  }
+
+  return {
+    answer(project, req, format) {
+      let best: Thread | undefined;
+      for (const t of threads)
+        if (t.worker && (!best || t.pending.size < best.pending.size)) best = t;
+      if (!best || best.pending.size >= maxInFlight) {
+        counted.onMainThread++;
+        return Promise.resolve(null);
+      }
+      const t = best;
+      if (t.sent.get(project.projectId) !== project.version) {
+        t.sent.delete(project.projectId);
+        t.sent.set(project.projectId, project.version);
+        if (t.sent.size > options.maxProjects) t.sent.delete(t.sent.keys().next().value!);
+        t.queue.push({
+          type: 'definitions',
+          projectId: project.projectId,
+          version: project.version,
+          flags: project.flags,
+          meta: metaOf(project),
+          groupTypeMapping: project.groupTypeMapping,
+          cohorts: project.cohorts,
+        });
+      }
+      const id = nextId++;
+      t.queue.push({ id, version: project.version, req, format, nowMs: options.now().getTime() });
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
+      return new Promise((resolve) => t.pending.set(id, resolve));
+    },
+    counts: () => ({ ...counted }),
+    async close() {
+      closed = true;
+      await Promise.all(threads.map((t) => t.worker?.terminate()));
+    },
+  };
+}

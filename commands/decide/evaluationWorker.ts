@@ -1,0 +1,68 @@
+/**
+ * A flag evaluation thread: the pure first pass of /decide (the request's properties only) and
+ * the answer's JSON, for the jobs the main thread sends in batches. Anything that needs stored
+ * data goes back to the main thread, which owns the database connections.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import {
+  anyInconclusive,
+  requestContext,
+  settle,
+} from '../../projections/featureFlags/flagEvaluationService.ts';
+import { evaluateFlags } from '../featureFlags/model/evaluation/evaluateFlags.ts';
+import { answerJson, type FlagMeta } from './decideResponse.ts';
+import type {
+  Answer,
+  AnswersMessage,
+  DefinitionsMessage,
+  EvaluateMessage,
+  Job,
+  WorkerData,
+} from './evaluationProtocol.ts';
+
+const CHUNK = 4;
+const { maxProjects, withOverridesStore } = (workerData as { data: WorkerData }).data;
+type Held = Omit<DefinitionsMessage, 'type' | 'meta'> & { meta: ReadonlyMap<string, FlagMeta> };
+/** projectId → its definitions, least recently used first (bounded like the main cache) */
+const projects = new Map<number, Held>();
+
+function hold(m: DefinitionsMessage) {
+  projects.delete(m.projectId);
+  projects.set(m.projectId, { ...m, meta: new Map(m.meta) });
+  if (projects.size > maxProjects) projects.delete(projects.keys().next().value!);
+}
+
+function answer(job: Job): Answer {
+  try {
+    return evaluate(job);
+  } catch {
+    // The main thread evaluates it again and answers (errors included) as it always does.
+    return { id: job.id, fallback: 'failed' };
+  }
+}
+
+function evaluate(job: Job): Answer {
+  const project = projects.get(job.req.projectId);
+  if (!project || project.version !== job.version) return { id: job.id, fallback: 'unknown' };
+  const now = new Date(job.nowMs);
+  const evaluations = evaluateFlags(
+    project.flags,
+    requestContext(job.req, project, withOverridesStore),
+    { now: () => now, ...(job.req.keys ? { keys: job.req.keys } : {}) },
+  );
+  if (anyInconclusive(evaluations)) return { id: job.id, fallback: 'inconclusive' };
+  return {
+    id: job.id,
+    json: answerJson(job.format, { ...settle(evaluations), meta: project.meta }),
+  };
+}
+
+parentPort!.on('message', (m: DefinitionsMessage | EvaluateMessage) => {
+  if (m.type === 'definitions') return hold(m);
+  // Answers go back in small groups, so the main thread writes the first while later ones are
+  // still being evaluated (one message per batch left both threads idle in turn).
+  for (let from = 0; from < m.jobs.length; from += CHUNK) {
+    const answers = m.jobs.slice(from, from + CHUNK).map(answer);
+    parentPort!.postMessage({ type: 'answers', answers } satisfies AnswersMessage);
+  }
+});
