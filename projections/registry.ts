@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
 import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
+import { personDistinctIdProjection } from './analytics/personDistinctIdProjection.ts';
 import { cohortsProjection } from './cohorts/cohortsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
 import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
@@ -14,6 +15,7 @@ import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts
 import { hashKeyOverridesProjection } from './featureFlags/hashKeyOverridesProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
 import { groupTypesLookup } from './persons/groupTypesLookup.ts';
+import { personMappingLookup } from './persons/personMappingLookup.ts';
 import { personsProjection } from './persons/personsProjection.ts';
 
 /** The one list the server, the CLI's rebuild and the migrations use. */
@@ -29,14 +31,17 @@ export const pgProjections: readonly PgProjection[] = [
 export const chProjections: readonly ChProjection[] = [eventsProjection];
 /**
  * What the server runs: the events projection leaves out events deleted with their person and
- * adds `$group_N` from the group types the persons projection assigned (both read from Postgres).
+ * adds `$group_N` from the group types the persons projection assigned (both read from Postgres);
+ * `person_distinct_id` follows the persons projection's merges (analytics count persons with it).
  */
-export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] =>
-  chProjections.map((p) =>
+export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] => [
+  ...chProjections.map((p) =>
     p === eventsProjection
       ? skippingDeletedEvents(
           withGroupIndexes(eventsProjection, groupTypesLookup(pool)),
           deletedEventsLookup(pool),
         )
       : p,
-  );
+  ),
+  personDistinctIdProjection(personMappingLookup(pool)),
+];

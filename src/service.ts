@@ -23,6 +23,7 @@ import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverr
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
@@ -164,7 +165,10 @@ export async function createService(
     apiRoutes: [
       ...routes(ctx, evaluation, definitions),
       ...(clickhouse
-        ? [eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes)]
+        ? [
+            eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes),
+            insightRoutes(ctx, clickhouse),
+          ]
         : []),
     ],
     publicRoutes: [capture, decide, remoteConfigRoutes(accessReader(stores.pool))],

@@ -113,7 +113,7 @@ const USER_ERRORS = new Set([
 ]);
 export const QUERY_TIMEOUT_SECONDS = 60;
 
-async function run<T>(
+export async function runEventsQuery<T>(
   ch: ClickHouse,
   query: string,
   params: Params,
@@ -221,7 +221,7 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
       input.maxBytes === undefined
         ? undefined
         : await pageThatFits(ch, where, orderSql, page, params, input);
-    const rows = await run<EventRow[]>(
+    const rows = await runEventsQuery<EventRow[]>(
       ch,
       fitting
         ? `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} AND has(${params.strings(fitting)}, toString(uuid)) ORDER BY ${orderSql} LIMIT ${params.number(fitting.length)}`
@@ -249,12 +249,10 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   const groupBy =
     select.aggregate && select.groupBy.length > 0 ? ` GROUP BY ${select.groupBy.join(', ')}` : '';
   const query = `SELECT ${select.items.map((c, i) => `${c.sql} AS _c${i}`).join(', ')}${cursorColumns} FROM ${table(ch)} WHERE ${where}${groupBy} ORDER BY ${orderSql} ${page}`;
-  const { meta, data } = await run<{ meta: { name: string; type: string }[]; data: unknown[][] }>(
-    ch,
-    query,
-    params,
-    'JSONCompact',
-  );
+  const { meta, data } = await runEventsQuery<{
+    meta: { name: string; type: string }[];
+    data: unknown[][];
+  }>(ch, query, params, 'JSONCompact');
   const width = select.items.length;
   const rows = data.slice(0, input.limit);
   const last = rows.at(-1);
@@ -280,7 +278,7 @@ export async function getEvent(
   uuid: string,
 ): Promise<EventRow | null> {
   const params = new Params();
-  const rows = await run<EventRow[]>(
+  const rows = await runEventsQuery<EventRow[]>(
     ch,
     `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE team_id = ${params.number(projectId)} AND uuid = toUUID(${params.string(uuid)}) LIMIT 1`,
     params,
@@ -309,7 +307,7 @@ export async function propertyValues(
     inner.push(`event IN (${input.eventNames.map((e) => params.string(e)).join(', ')})`);
   const outer = ['isNotNull(_v)'];
   if (input.value) outer.push(`ilike(_v, ${params.string(`%${escapeLike(input.value)}%`)})`);
-  const rows = await run<{ _v: string }[]>(
+  const rows = await runEventsQuery<{ _v: string }[]>(
     ch,
     `SELECT _v FROM (SELECT ${propertySql([input.key], params)} AS _v FROM ${table(ch)} WHERE ${inner.join(' AND ')})
       WHERE ${outer.join(' AND ')} GROUP BY _v ORDER BY count() DESC, _v ASC LIMIT ${params.number(input.limit)}`,
@@ -332,7 +330,7 @@ async function pageThatFits(
   params: Params,
   input: ListInput,
 ): Promise<string[] | undefined> {
-  const sizes = await run<{ _id: string; _size: number }[]>(
+  const sizes = await runEventsQuery<{ _id: string; _size: number }[]>(
     ch,
     `SELECT toString(uuid) AS _id, length(properties) + length(elements_chain) + length(distinct_id) + length(event) AS _size
        FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { PersonRecord } from '../../commands/persons/model/personView.ts';
 
 export type PersonForEvaluation = {
   id: number;
@@ -19,6 +20,20 @@ export const personBatchesReader = (pool: pg.Pool) => ({
         WHERE p.project_id = $1 AND p.id > $2
         ORDER BY p.id LIMIT $3`,
       [projectId, afterId, limit],
+    );
+    return rows;
+  },
+
+  /** The persons with these uuids (analytics actors), in no particular order; unknown ones left out. */
+  async byUuids(projectId: number, uuids: readonly string[]): Promise<PersonRecord[]> {
+    if (uuids.length === 0) return [];
+    const { rows } = await pool.query<PersonRecord>(
+      `SELECT p.id, p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
+              array(SELECT m.distinct_id FROM person_distinct_ids m
+                     WHERE m.person_id = p.id ORDER BY m.ord) AS distinct_ids
+         FROM persons p
+        WHERE p.project_id = $1 AND p.uuid = ANY($2::uuid[])`,
+      [projectId, uuids],
     );
     return rows;
   },

@@ -145,6 +145,7 @@ describe('npm start and the CLI on one data dir', () => {
     const events = await cli('rebuild', 'events');
     expect(events.rebuilt).toEqual([
       { name: 'clickhouse:events', position: expect.stringMatching(/^\d+$/) },
+      { name: 'clickhouse:person_distinct_id', position: expect.stringMatching(/^\d+$/) },
     ]);
     server = await startServer();
     const listed = await get(

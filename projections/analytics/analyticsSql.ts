@@ -1,0 +1,80 @@
+/**
+ * What the analytics readers share: the series' conditions over `events`, the person of an event
+ * after merges (through `person_distinct_id`), and interval buckets in UTC.
+ */
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import type { PersonIdSet } from '../events/eventsReader.ts';
+import { compilePropertyFilters } from '../events/propertyFilters.ts';
+import { dateTimeParamSql, type Params, propertySql } from '../events/sqlParams.ts';
+
+export type Interval = 'hour' | 'day' | 'week' | 'month';
+
+/** One series: an event (null: every event) in [from, to), with its filters. */
+export type SeriesInput = Readonly<{
+  projectId: number;
+  now: Date;
+  event: string | null;
+  /** ISO instants, from inclusive, to exclusive */
+  from: string;
+  to: string;
+  /** event property filters (person filters already resolved into `personIdSets`) */
+  properties: unknown;
+  personIdSets: readonly PersonIdSet[];
+}>;
+
+export type Breakdown = Readonly<{ key: string }>;
+
+/** Bucket start of `ts` (weeks start on Sunday, PostHog's default `week_start_day`). */
+export function bucketSql(interval: Interval, ts = 'e.timestamp'): string {
+  switch (interval) {
+    case 'hour':
+      return `toStartOfHour(${ts})`;
+    case 'day':
+      return `toStartOfDay(${ts})`;
+    case 'week':
+      return `toDateTime(toStartOfWeek(${ts}, 0), 'UTC')`;
+    case 'month':
+      return `toDateTime(toStartOfMonth(${ts}), 'UTC')`;
+  }
+}
+
+/**
+ * `events e` joined to the person each distinct id belongs to now: `person` is the merged
+ * person's uuid (an id no merge touched keeps the person it had at capture); events of deleted
+ * persons are left out.
+ */
+export function eventsWithPersons(ch: ClickHouse, params: Params, projectId: number): string {
+  const team = params.number(projectId);
+  return `${ch.database}.events AS e
+    LEFT JOIN (
+      SELECT distinct_id AS pdi_distinct_id, argMax(person_id, version) AS merged,
+             argMax(is_deleted, version) AS deleted
+        FROM ${ch.database}.person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id
+    ) AS pdi ON pdi.pdi_distinct_id = e.distinct_id`;
+}
+
+export const PERSON_SQL = `if(pdi.pdi_distinct_id = '', e.person_id, pdi.merged)`;
+
+/** The series' WHERE conditions (alias `e`); `fromSql` replaces the range's start. */
+export function seriesConditions(input: SeriesInput, params: Params, fromSql?: string): string[] {
+  const out = [
+    `e.team_id = ${params.number(input.projectId)}`,
+    `e.timestamp >= ${fromSql ?? dateTimeParamSql(input.from, params)}`,
+    `e.timestamp < ${dateTimeParamSql(input.to, params)}`,
+    `pdi.deleted = 0`,
+  ];
+  if (input.event !== null) out.push(`e.event = ${params.string(input.event)}`);
+  for (const set of input.personIdSets) {
+    const has = `has(${params.strings(set.ids)}, e.distinct_id)`;
+    out.push(set.negated ? `not(${has})` : has);
+  }
+  const filters = compilePropertyFilters(input.properties, params, input.now);
+  // unqualified columns (properties, timestamp, event) are the events table's: the joined
+  // subquery names its own columns apart
+  if (filters) out.push(filters);
+  return out;
+}
+
+/** An event property breakdown's value as text ('' when the event lacks it, as PostHog's "none"). */
+export const breakdownSql = (b: Breakdown, params: Params) =>
+  `ifNull(${propertySql([b.key], params)}, '')`;

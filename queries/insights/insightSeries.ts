@@ -1,0 +1,152 @@
+/**
+ * `insights/trend/`: the series a client draws (PostHog's legacy insight result shape), for
+ * `shown_as` Volume (trends, the default), Stickiness and Lifecycle.
+ */
+import { z } from 'zod';
+import type { Interval } from '../../projections/analytics/analyticsSql.ts';
+import {
+  LIFECYCLE_STATUSES,
+  lifecycleSeries,
+} from '../../projections/analytics/lifecycleReader.ts';
+import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
+import type { AppContext } from '../../src/appContext.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { buckets, chartRange, dayOf, labelOf, type Range } from './insightDates.ts';
+import { type Entity, entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
+
+export const TrendQuery = InsightQuery.extend({
+  shown_as: z
+    .enum(['Volume', 'Stickiness', 'Lifecycle'])
+    .optional()
+    .describe(
+      'Volume (default): counts per interval; Stickiness: persons by number of active intervals; Lifecycle: new/returning/resurrecting/dormant persons per interval',
+    ),
+  breakdown_limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(25)
+    .describe('breakdown values shown, most events first'),
+});
+export type TrendQuery = z.infer<typeof TrendQuery>;
+
+const SeriesItem = z.object({
+  action: z.object({
+    id: z.string().nullable(),
+    type: z.literal('events'),
+    name: z.string(),
+    order: z.number(),
+    math: z.string(),
+  }),
+  label: z.string(),
+  count: z.number().describe('sum of data'),
+  data: z.array(z.number()),
+  labels: z.array(z.string()),
+  days: z.array(z.union([z.string(), z.number()])),
+  breakdown_value: z.string().optional(),
+  status: z.enum(LIFECYCLE_STATUSES).optional().describe('Lifecycle: the status of this series'),
+});
+export const InsightSeriesResponse = z
+  .object({ result: z.array(SeriesItem), timezone: z.literal('UTC') })
+  .meta({ id: 'InsightSeries' });
+type SeriesItem = z.infer<typeof SeriesItem>;
+
+const actionOf = (e: Entity) => ({
+  id: e.id,
+  type: 'events' as const,
+  name: e.name,
+  order: e.order,
+  math: e.math,
+});
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+function axis(interval: Interval, range: Range) {
+  const starts = buckets(interval, range);
+  return {
+    starts: starts.map((b) => b.toISOString().replace('.000Z', 'Z')),
+    days: starts.map((b) => dayOf(interval, b)),
+    labels: starts.map((b) => labelOf(interval, b)),
+  };
+}
+
+export async function insightSeries(
+  ctx: AppContext,
+  ch: ClickHouse,
+  projectId: number,
+  q: TrendQuery,
+): Promise<{ result: SeriesItem[]; timezone: 'UTC' }> {
+  const now = ctx.now();
+  const interval = intervalOf(q);
+  const range = chartRange(q, interval, now);
+  const entities = entitiesOf(q);
+  const result: SeriesItem[] = [];
+  const { starts, days, labels } = axis(interval, range);
+  for (const entity of q.shown_as === 'Lifecycle' ? entities.slice(0, 1) : entities) {
+    const input = await seriesInput(ctx.pool, projectId, now, q, entity, range);
+    if (q.shown_as === 'Stickiness') {
+      const rows = await stickinessSeries(ch, { ...input, interval });
+      const n = starts.length;
+      const data = Array.from(
+        { length: n },
+        (_, i) => rows.find((r) => r.intervals === i + 1)?.persons ?? 0,
+      );
+      const unit = (k: number) => `${k} ${interval}${k === 1 ? '' : 's'}`;
+      result.push({
+        action: actionOf(entity),
+        label: entity.name,
+        count: sum(data),
+        data,
+        labels: data.map((_, i) => unit(i + 1)),
+        days: data.map((_, i) => i + 1),
+      });
+    } else if (q.shown_as === 'Lifecycle') {
+      const rows = await lifecycleSeries(ch, { ...input, interval });
+      for (const status of LIFECYCLE_STATUSES) {
+        const sign = status === 'dormant' ? -1 : 1;
+        const data = starts.map(
+          (s) => sign * (rows.find((r) => r.bucket === s && r.status === status)?.persons ?? 0),
+        );
+        result.push({
+          action: actionOf(entity),
+          label: `${entity.name} - ${status}`,
+          count: sum(data),
+          data,
+          labels,
+          days,
+          status,
+        });
+      }
+    } else {
+      const rows = await trendSeries(ch, {
+        ...input,
+        interval,
+        ...(q.breakdown ? { breakdown: { key: q.breakdown } } : {}),
+      });
+      const value = (r: (typeof rows)[number]) => (entity.math === 'dau' ? r.persons : r.total);
+      const groups = new Map<string | null, Map<string, number>>();
+      for (const r of rows) {
+        const g = groups.get(r.breakdownValue) ?? new Map<string, number>();
+        g.set(r.bucket, value(r));
+        groups.set(r.breakdownValue, g);
+      }
+      if (groups.size === 0 && !q.breakdown) groups.set(null, new Map());
+      const series = [...groups].map(([bv, byBucket]) => {
+        const data = starts.map((s) => byBucket.get(s) ?? 0);
+        return { bv, data, count: sum(data) };
+      });
+      series.sort((a, b) => b.count - a.count || String(a.bv).localeCompare(String(b.bv)));
+      for (const s of series.slice(0, q.breakdown_limit))
+        result.push({
+          action: actionOf(entity),
+          label: s.bv === null ? entity.name : `${entity.name} - ${s.bv === '' ? 'none' : s.bv}`,
+          count: s.count,
+          data: s.data,
+          labels,
+          days,
+          ...(s.bv === null ? {} : { breakdown_value: s.bv }),
+        });
+    }
+  }
+  return { result, timezone: 'UTC' };
+}
