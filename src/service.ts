@@ -23,6 +23,7 @@ import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverr
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { funnelRoutes } from '../queries/insights/funnelRoutes.ts';
 import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
@@ -168,6 +169,7 @@ export async function createService(
         ? [
             eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes),
             insightRoutes(ctx, clickhouse),
+            funnelRoutes(ctx, clickhouse),
           ]
         : []),
     ],

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
 import { PersonView, toPersonView } from '../../commands/persons/model/personView.ts';
@@ -96,4 +96,18 @@ export function actorsCsv(pool: pg.Pool, projectId: number, source: ActorsSource
     }
   }
   return Readable.from(rows());
+}
+
+/** JSON page or CSV stream, as `q.format` asks. */
+export function answerActors(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pool: pg.Pool,
+  projectId: number,
+  q: { format?: 'json' | 'csv' | undefined; limit: number; offset: number },
+  source: ActorsSource,
+) {
+  if (q.format === 'csv')
+    return reply.type('text/csv; charset=utf-8').send(actorsCsv(pool, projectId, source, q.offset));
+  return actorsJson(request, pool, projectId, source, q.limit, q.offset);
 }

@@ -5,15 +5,13 @@ import {
   LIFECYCLE_STATUSES,
   lifecycleActors,
 } from '../../projections/analytics/lifecycleReader.ts';
-import { personDistinctIdReadModel } from '../../projections/analytics/personDistinctIdProjection.ts';
 import { stickinessActors, trendActors } from '../../projections/analytics/trendsReader.ts';
-import { eventsProjection } from '../../projections/events/eventsProjection.ts';
-import { personsProjection } from '../../projections/persons/personsProjection.ts';
-import { type AppContext, awaitNewest } from '../../src/appContext.ts';
+import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { ActorsResponse, type ActorsSource, actorsCsv, actorsJson } from './actorsAnswer.ts';
+import { ActorsResponse, type ActorsSource, answerActors } from './actorsAnswer.ts';
+import { awaitAnalytics } from './awaitAnalytics.ts';
 import { chartRange, pointRange } from './insightDates.ts';
 import { entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from './insightSeries.ts';
@@ -29,27 +27,13 @@ export const insightRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
-    const caughtUp = () =>
-      awaitNewest(
-        ctx,
-        { eventTypes: ['EventCaptured'] },
-        eventsProjection,
-        personsProjection,
-        personDistinctIdReadModel,
-      );
-    const actors = async (
+    const caughtUp = () => awaitAnalytics(ctx);
+    const actors = (
       request: FastifyRequest,
       q: InsightQuery,
       reply: FastifyReply,
       source: ActorsSource,
-    ) => {
-      const projectId = projectOf(request).id;
-      if (q.format === 'csv')
-        return reply
-          .type('text/csv; charset=utf-8')
-          .send(actorsCsv(ctx.pool, projectId, source, q.offset));
-      return actorsJson(request, ctx.pool, projectId, source, q.limit, q.offset);
-    };
+    ) => answerActors(request, reply, ctx.pool, projectOf(request).id, q, source);
     const schema = <Q extends z.ZodObject>(summary: string, querystring: Q) => ({
       tags: ['persons'],
       summary,

@@ -1,0 +1,111 @@
+/**
+ * Funnels over the ClickHouse events table, persons after merges (analyticsSql.ts). Per person,
+ * the furthest step reached inside the conversion window (`windowFunnel`; strict order with
+ * `strict_order`; unordered: from the best first event, the steps done within the window), and
+ * the breakdown value of the person's first step-1 event.
+ */
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { runEventsQuery } from '../events/eventsReader.ts';
+import { compilePropertyFilters } from '../events/propertyFilters.ts';
+import { Params } from '../events/sqlParams.ts';
+import {
+  type Breakdown,
+  breakdownSql,
+  eventsWithPersons,
+  PERSON_SQL,
+  type SeriesInput,
+  seriesConditions,
+} from './analyticsSql.ts';
+
+export type FunnelStep = { event: string | null; properties: unknown };
+export type FunnelOrder = 'ordered' | 'strict' | 'unordered';
+
+export type FunnelInput = Omit<SeriesInput, 'event'> & {
+  steps: readonly FunnelStep[];
+  order: FunnelOrder;
+  /** conversion window in seconds (inclusive: a step exactly at the window's end counts) */
+  windowSeconds: number;
+  breakdown?: Breakdown;
+};
+
+function stepCondition(step: FunnelStep, input: FunnelInput, params: Params): string {
+  const parts: string[] = [];
+  if (step.event !== null) parts.push(`e.event = ${params.string(step.event)}`);
+  const filters = compilePropertyFilters(step.properties, params, input.now);
+  if (filters) parts.push(filters);
+  return parts.length === 0 ? '1' : parts.join(' AND ');
+}
+
+/** `person`, `reached` (0…n) and `bv` per person who did any step in the range. */
+function perPerson(ch: ClickHouse, input: FunnelInput, params: Params): string {
+  const conds = input.steps.map((s) => stepCondition(s, input, params));
+  const window = params.number(Math.max(0, Math.floor(input.windowSeconds)));
+  const ts = 'toDateTime(e.timestamp)';
+  const funnel = (cs: readonly string[], mode = '') =>
+    `windowFunnel(${window}${mode})(${ts}, ${cs.map((c) => `toUInt8(${c})`).join(', ')})`;
+  let reached: string;
+  if (input.order === 'unordered') {
+    // Any step may come first: from each event of a step, the steps with an event within the
+    // window after it; the best anchor wins.
+    const mask = conds.map((c, i) => `toUInt32(${c}) * ${2 ** i}`).join(' + ');
+    const evs = `groupArray((toUInt32(${ts}), ${mask}))`;
+    reached = `arrayMax(a -> arraySum(s -> toUInt8(arrayExists(x -> bitTest(x.2, s) AND x.1 >= a.1 AND x.1 <= a.1 + ${window}, ${evs})), range(${conds.length})), ${evs})`;
+  } else reached = funnel(conds, input.order === 'strict' ? ", 'strict_order'" : '');
+  const bv = input.breakdown
+    ? `argMinIf(${breakdownSql(input.breakdown, params)}, e.timestamp, ${conds[0]})`
+    : 'NULL';
+  // Strict order counts every event of the person in the range, not only the steps' events.
+  const anyStep = input.order === 'strict' ? '1' : conds.map((c) => `(${c})`).join(' OR ');
+  return `SELECT toString(${PERSON_SQL}) AS person, ${reached} AS reached, ${bv} AS bv
+            FROM ${eventsWithPersons(ch, params, input.projectId)}
+           WHERE ${seriesConditions({ ...input, event: null }, params).join(' AND ')} AND (${anyStep})
+           GROUP BY person`;
+}
+
+export type FunnelCounts = { breakdownValue: string | null; counts: number[] };
+
+/** Persons reaching each step (index 0 = step 1), per breakdown value (most step-1 persons first). */
+export async function funnelCounts(ch: ClickHouse, input: FunnelInput): Promise<FunnelCounts[]> {
+  const params = new Params();
+  const counts = input.steps.map((_, i) => `countIf(reached >= ${i + 1}) AS s${i}`).join(', ');
+  const rows = await runEventsQuery<Record<string, string | number | null>[]>(
+    ch,
+    `SELECT bv, ${counts} FROM (${perPerson(ch, input, params)})
+      WHERE reached >= 1 GROUP BY bv ORDER BY s0 DESC, bv`,
+    params,
+    'JSONEachRow',
+  );
+  return rows.map((r) => ({
+    breakdownValue: (r.bv as string | null) ?? null,
+    counts: input.steps.map((_, i) => Number(r[`s${i}`])),
+  }));
+}
+
+/**
+ * The persons at `step` (1-based): n → reached step n or further; −n → reached step n − 1 and
+ * not step n (dropped off before it). Optionally one breakdown value.
+ */
+export async function funnelActors(
+  ch: ClickHouse,
+  input: FunnelInput,
+  step: number,
+  breakdownValue: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ personUuids: string[]; hasMore: boolean }> {
+  const params = new Params();
+  const where = [
+    step > 0 ? `reached >= ${params.number(step)}` : `reached = ${params.number(-step - 1)}`,
+  ];
+  if (step < 0) where.push('reached >= 1');
+  if (breakdownValue !== undefined && input.breakdown)
+    where.push(`bv = ${params.string(breakdownValue)}`);
+  const rows = await runEventsQuery<{ person: string }[]>(
+    ch,
+    `SELECT person FROM (${perPerson(ch, input, params)}) WHERE ${where.join(' AND ')}
+      ORDER BY person LIMIT ${params.number(limit + 1)} OFFSET ${params.number(offset)}`,
+    params,
+    'JSONEachRow',
+  );
+  return { personUuids: rows.slice(0, limit).map((r) => r.person), hasMore: rows.length > limit };
+}

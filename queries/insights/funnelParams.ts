@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { FunnelOrder, FunnelStep } from '../../projections/analytics/funnelReader.ts';
+import { fail, invalidInput } from '../../src/core/errors.ts';
+import { entitiesOf, InsightQuery } from './insightParams.ts';
+
+const UNIT_SECONDS = { minute: 60, hour: 3_600, day: 86_400, week: 604_800, month: 2_592_000 };
+
+/** PostHog's funnel filter parameters, beside the insight filter's. */
+export const FunnelQuery = InsightQuery.extend({
+  funnel_order_type: z
+    .enum(['ordered', 'strict', 'unordered'])
+    .optional()
+    .describe(
+      'ordered (default): steps in order, other events between allowed; strict: no other event between steps; unordered: the steps in any order',
+    ),
+  funnel_window_interval: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .optional()
+    .describe('conversion window length (default 14)'),
+  funnel_window_interval_unit: z
+    .enum(['minute', 'hour', 'day', 'week', 'month'])
+    .optional()
+    .describe('conversion window unit (default day; a month is 30 days)'),
+  funnel_window_days: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .optional()
+    .describe('legacy: the window in days'),
+  funnel_step: z.coerce
+    .number()
+    .int()
+    .min(-100)
+    .max(100)
+    .optional()
+    .describe(
+      'actors: n = persons who reached step n (1-based); −n = persons who dropped off before step n',
+    ),
+  funnel_step_breakdown: z
+    .string()
+    .max(1000)
+    .optional()
+    .describe('actors: only this breakdown value'),
+});
+export type FunnelQuery = z.infer<typeof FunnelQuery>;
+
+export function windowSeconds(q: FunnelQuery): number {
+  if (q.funnel_window_interval !== undefined)
+    return q.funnel_window_interval * UNIT_SECONDS[q.funnel_window_interval_unit ?? 'day'];
+  return (q.funnel_window_days ?? 14) * UNIT_SECONDS.day;
+}
+
+export function funnelSteps(q: FunnelQuery): {
+  steps: FunnelStep[];
+  names: string[];
+  order: FunnelOrder;
+} {
+  const entities = entitiesOf(q);
+  if (entities.length < 2)
+    fail(invalidInput('A funnel needs at least 2 steps in events.', 'events'));
+  return {
+    steps: entities.map((e) => ({ event: e.id, properties: e.properties })),
+    names: entities.map((e) => e.name),
+    order: q.funnel_order_type ?? 'ordered',
+  };
+}
+
+/** A POST body (PostHog sends the filter as JSON): lists and objects as the JSON text the query holds. */
+export function bodyAsQuery(body: unknown): Record<string, string> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body))
+    fail(invalidInput('The body must be a JSON object of filter parameters.'));
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
