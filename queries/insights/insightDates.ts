@@ -58,6 +58,13 @@ function parseDate(text: string, now: Date, attr: string): Date {
 
 export type Range = { from: Date; to: Date };
 
+/** The exclusive end of a range whose `date_to` is inclusive: a bare date runs to the end of its day; default now. */
+export function rangeEnd(dateTo: string | undefined, now: Date): Date {
+  if (dateTo === undefined) return new Date(now.getTime() + 1);
+  if (DATE_ONLY.test(dateTo)) return addIntervals('day', parseDate(dateTo, now, 'date_to'), 1);
+  return new Date(parseDate(dateTo, now, 'date_to').getTime() + 1);
+}
+
 /**
  * The chart's range: `date_from` (default `-7d`) from the start of its interval; `date_to`
  * (default now) inclusive — a bare date means to the end of that day.
@@ -68,13 +75,7 @@ export function chartRange(
   now: Date,
 ): Range {
   const from = startOf(interval, parseDate(q.date_from ?? '-7d', now, 'date_from'));
-  const toText = q.date_to;
-  const to =
-    toText === undefined
-      ? new Date(now.getTime() + 1)
-      : DATE_ONLY.test(toText)
-        ? addIntervals('day', parseDate(toText, now, 'date_to'), 1)
-        : new Date(parseDate(toText, now, 'date_to').getTime() + 1);
+  const to = rangeEnd(q.date_to, now);
   if (to <= from) fail(invalidInput('date_to must be after date_from.', 'date_to'));
   if (buckets(interval, { from, to }, MAX_INTERVALS + 1).length > MAX_INTERVALS)
     fail(
