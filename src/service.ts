@@ -25,6 +25,7 @@ import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { funnelRoutes } from '../queries/insights/funnelRoutes.ts';
 import { insightRoutes } from '../queries/insights/insightRoutes.ts';
+import { pathRoutes } from '../queries/insights/pathRoutes.ts';
 import { retentionRoutes } from '../queries/insights/retentionRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
@@ -172,6 +173,7 @@ export async function createService(
             insightRoutes(ctx, clickhouse),
             funnelRoutes(ctx, clickhouse),
             retentionRoutes(ctx, clickhouse),
+            pathRoutes(ctx, clickhouse),
           ]
         : []),
     ],
