@@ -23,6 +23,7 @@ import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverr
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
+import { correlationRoutes } from '../queries/insights/correlationRoutes.ts';
 import { funnelRoutes } from '../queries/insights/funnelRoutes.ts';
 import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { pathRoutes } from '../queries/insights/pathRoutes.ts';
@@ -174,6 +175,7 @@ export async function createService(
             funnelRoutes(ctx, clickhouse),
             retentionRoutes(ctx, clickhouse),
             pathRoutes(ctx, clickhouse),
+            correlationRoutes(ctx, clickhouse),
           ]
         : []),
     ],

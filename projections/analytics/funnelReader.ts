@@ -37,7 +37,7 @@ function stepCondition(step: FunnelStep, input: FunnelInput, params: Params): st
 }
 
 /** `person`, `reached` (0…n) and `bv` per person who did any step in the range. */
-function perPerson(ch: ClickHouse, input: FunnelInput, params: Params): string {
+export function funnelPerPerson(ch: ClickHouse, input: FunnelInput, params: Params): string {
   const conds = input.steps.map((s) => stepCondition(s, input, params));
   const window = params.number(Math.max(0, Math.floor(input.windowSeconds)));
   const ts = 'toDateTime(e.timestamp)';
@@ -70,7 +70,7 @@ export async function funnelCounts(ch: ClickHouse, input: FunnelInput): Promise<
   const counts = input.steps.map((_, i) => `countIf(reached >= ${i + 1}) AS s${i}`).join(', ');
   const rows = await runEventsQuery<Record<string, string | number | null>[]>(
     ch,
-    `SELECT bv, ${counts} FROM (${perPerson(ch, input, params)})
+    `SELECT bv, ${counts} FROM (${funnelPerPerson(ch, input, params)})
       WHERE reached >= 1 GROUP BY bv ORDER BY s0 DESC, bv`,
     params,
     'JSONEachRow',
@@ -102,7 +102,7 @@ export async function funnelActors(
     where.push(`bv = ${params.string(breakdownValue)}`);
   const rows = await runEventsQuery<{ person: string }[]>(
     ch,
-    `SELECT person FROM (${perPerson(ch, input, params)}) WHERE ${where.join(' AND ')}
+    `SELECT person FROM (${funnelPerPerson(ch, input, params)}) WHERE ${where.join(' AND ')}
       ORDER BY person LIMIT ${params.number(limit + 1)} OFFSET ${params.number(offset)}`,
     params,
     'JSONEachRow',

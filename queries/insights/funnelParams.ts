@@ -1,7 +1,13 @@
+import type pg from 'pg';
 import { z } from 'zod';
-import type { FunnelOrder, FunnelStep } from '../../projections/analytics/funnelReader.ts';
+import type {
+  FunnelInput,
+  FunnelOrder,
+  FunnelStep,
+} from '../../projections/analytics/funnelReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
-import { entitiesOf, InsightQuery } from './insightParams.ts';
+import { chartRange } from './insightDates.ts';
+import { entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 
 const UNIT_SECONDS = { minute: 60, hour: 3_600, day: 86_400, week: 604_800, month: 2_592_000 };
 
@@ -80,4 +86,39 @@ export function bodyAsQuery(body: unknown): Record<string, string> {
     out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
   return out;
+}
+
+/** GET reads the query; POST the query and the body (the body wins), as PostHog accepts both. */
+export function parseFunnelRequest<S extends z.ZodType = typeof FunnelQuery>(
+  query: unknown,
+  body: unknown,
+  schema: S = FunnelQuery as unknown as S,
+): z.infer<S> {
+  const parsed = schema.safeParse({ ...(query as Record<string, string>), ...bodyAsQuery(body) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const attr = String(issue.path[0] ?? '');
+    fail(invalidInput(`${attr || 'query'}: ${issue.message}`, attr || null));
+  }
+  return parsed.data;
+}
+
+/** The funnel reader's input: the steps, the range, the filters (person filters resolved). */
+export async function funnelInput(
+  pool: pg.Pool,
+  projectId: number,
+  now: Date,
+  q: FunnelQuery,
+): Promise<FunnelInput> {
+  const range = chartRange(q, intervalOf(q), now);
+  const { steps, order } = funnelSteps(q);
+  const every = { id: null, name: '', order: 0, math: 'total' as const, properties: undefined };
+  const { event: _every, ...series } = await seriesInput(pool, projectId, now, q, every, range);
+  return {
+    ...series,
+    steps,
+    order,
+    windowSeconds: windowSeconds(q),
+    ...(q.breakdown ? { breakdown: { key: q.breakdown } } : {}),
+  };
 }

@@ -13,9 +13,7 @@ import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
-import { bodyAsQuery, FunnelQuery, funnelSteps, windowSeconds } from './funnelParams.ts';
-import { chartRange } from './insightDates.ts';
-import { intervalOf, seriesInput } from './insightParams.ts';
+import { FunnelQuery, funnelInput, funnelSteps, parseFunnelRequest } from './funnelParams.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
 const Body = z
@@ -41,52 +39,16 @@ const FunnelResponse = z
   })
   .meta({ id: 'Funnel' });
 
-/** GET reads the query; POST the query and the body (the body wins), as PostHog accepts both. */
-function funnelQuery(request: FastifyRequest): FunnelQuery {
-  const merged = { ...(request.query as Record<string, string>), ...bodyAsQuery(request.body) };
-  const parsed = FunnelQuery.safeParse(merged);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    fail(
-      invalidInput(
-        `${String(issue.path[0] ?? 'query')}: ${issue.message}`,
-        String(issue.path[0] ?? '') || null,
-      ),
-    );
-  }
-  return parsed.data;
-}
-
 /** Funnels (issue #10): `insights/funnel/` draws it, `persons/funnel/` lists a step's persons. */
 export const funnelRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
-    const input = async (request: FastifyRequest, q: FunnelQuery): Promise<FunnelInput> => {
-      const now = ctx.now();
-      const projectId = projectOf(request).id;
-      const range = chartRange(q, intervalOf(q), now);
-      const { steps, order } = funnelSteps(q);
-      const series = await seriesInput(
-        ctx.pool,
-        projectId,
-        now,
-        q,
-        { id: null, name: '', order: 0, math: 'total', properties: undefined },
-        range,
-      );
-      const { event: _all, ...rest } = series;
-      return {
-        ...rest,
-        steps,
-        order,
-        windowSeconds: windowSeconds(q),
-        ...(q.breakdown ? { breakdown: { key: q.breakdown } } : {}),
-      };
-    };
+    const input = (request: FastifyRequest, q: FunnelQuery): Promise<FunnelInput> =>
+      funnelInput(ctx.pool, projectOf(request).id, ctx.now(), q);
 
     const aggregate = async (request: FastifyRequest) => {
-      const q = funnelQuery(request);
+      const q = parseFunnelRequest(request.query, request.body);
       const funnel = await input(request, q);
       const { names, steps } = funnelSteps(q);
       await awaitAnalytics(ctx);
@@ -104,7 +66,7 @@ export const funnelRoutes =
     };
 
     const actors = async (request: FastifyRequest, reply: FastifyReply) => {
-      const q = funnelQuery(request);
+      const q = parseFunnelRequest(request.query, request.body);
       const funnel = await input(request, q);
       const step = q.funnel_step ?? 1;
       if (step === 0 || step === -1 || Math.abs(step) > funnel.steps.length)

@@ -1,0 +1,94 @@
+/**
+ * Funnel correlation: which events go with converting (reaching the last step) or dropping off
+ * (reaching step 1 only partly), among the persons of a funnel (funnelReader.ts). Events are
+ * those the person did in the funnel's date range, the funnel's own step events left out.
+ */
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { runEventsQuery } from '../events/eventsReader.ts';
+import { Params } from '../events/sqlParams.ts';
+import { eventsWithPersons, PERSON_SQL, seriesConditions } from './analyticsSql.ts';
+import { type FunnelInput, funnelPerPerson } from './funnelReader.ts';
+
+export type EventCorrelation = { event: string; success: number; failure: number };
+export type Outcome = { person: string; converted: boolean };
+
+function outcomes(ch: ClickHouse, input: FunnelInput, params: Params): string {
+  return `SELECT person, reached = ${params.number(input.steps.length)} AS converted
+            FROM (${funnelPerPerson(ch, input, params)}) WHERE reached >= 1`;
+}
+
+function personEvents(ch: ClickHouse, input: FunnelInput, params: Params): string {
+  const steps = input.steps.flatMap((s) => (s.event === null ? [] : [s.event]));
+  return `SELECT DISTINCT toString(${PERSON_SQL}) AS person, e.event AS event
+            FROM ${eventsWithPersons(ch, params, input.projectId)}
+           WHERE ${seriesConditions({ ...input, event: null }, params).join(' AND ')}
+             AND NOT has(${params.strings(steps)}, e.event)`;
+}
+
+/** Persons who converted / dropped off in total, and per other event. */
+export async function eventCorrelations(
+  ch: ClickHouse,
+  input: FunnelInput,
+): Promise<{ successTotal: number; failureTotal: number; events: EventCorrelation[] }> {
+  const params = new Params();
+  const totals = await runEventsQuery<{ success: number; failure: number }[]>(
+    ch,
+    `SELECT countIf(converted) AS success, countIf(NOT converted) AS failure
+       FROM (${outcomes(ch, input, params)})`,
+    params,
+    'JSONEachRow',
+  );
+  const params2 = new Params();
+  const rows = await runEventsQuery<{ event: string; success: number; failure: number }[]>(
+    ch,
+    `SELECT pe.event AS event, countIf(o.converted) AS success, countIf(NOT o.converted) AS failure
+       FROM (${personEvents(ch, input, params2)}) AS pe
+      INNER JOIN (${outcomes(ch, input, params2)}) AS o ON o.person = pe.person
+      GROUP BY event ORDER BY event`,
+    params2,
+    'JSONEachRow',
+  );
+  return {
+    successTotal: Number(totals[0]?.success ?? 0),
+    failureTotal: Number(totals[0]?.failure ?? 0),
+    events: rows.map((r) => ({
+      event: r.event,
+      success: Number(r.success),
+      failure: Number(r.failure),
+    })),
+  };
+}
+
+/** Every person of the funnel with whether they converted (for person property correlation). */
+export async function funnelOutcomes(ch: ClickHouse, input: FunnelInput): Promise<Outcome[]> {
+  const params = new Params();
+  const rows = await runEventsQuery<{ person: string; converted: number }[]>(
+    ch,
+    `SELECT person, converted FROM (${outcomes(ch, input, params)}) ORDER BY person`,
+    params,
+    'JSONEachRow',
+  );
+  return rows.map((r) => ({ person: r.person, converted: Boolean(Number(r.converted)) }));
+}
+
+/** The persons who converted (or dropped off) and did `event` in the range. */
+export async function correlationEventActors(
+  ch: ClickHouse,
+  input: FunnelInput,
+  event: string,
+  converted: boolean,
+  limit: number,
+  offset: number,
+): Promise<{ personUuids: string[]; hasMore: boolean }> {
+  const params = new Params();
+  const rows = await runEventsQuery<{ person: string }[]>(
+    ch,
+    `SELECT o.person AS person FROM (${outcomes(ch, input, params)}) AS o
+      WHERE o.converted = ${converted ? 1 : 0}
+        AND o.person IN (SELECT person FROM (${personEvents(ch, input, params)}) WHERE event = ${params.string(event)})
+      ORDER BY person LIMIT ${params.number(limit + 1)} OFFSET ${params.number(offset)}`,
+    params,
+    'JSONEachRow',
+  );
+  return { personUuids: rows.slice(0, limit).map((r) => r.person), hasMore: rows.length > limit };
+}
