@@ -278,6 +278,29 @@ describe('POST feature_flags/:id/create_static_cohort_for_flag/', () => {
     expect(on.size).toBeLessThan(30);
     expect([...on].some((id) => Number(id.slice(3)) % 4 === 0)).toBe(false);
 
+    // posthog-node evaluating locally (definitions with send_cohorts) from the same properties
+    // gives the same value for every person (issue #10, "Done when" 2).
+    const sdk = new PostHog(token, {
+      host: t.url,
+      personalApiKey: t.personalApiKey,
+      featureFlagsPollingInterval: 60_000,
+      fetchRetryCount: 0,
+    });
+    try {
+      await sdk.reloadFeatureFlags();
+      for (const [i, id] of ids.entries()) {
+        const email = i % 4 === 0 ? `${id}@other.org` : `${id}@acme.com`;
+        const value = await sdk.getFeatureFlag('acme-half', id, {
+          personProperties: { email },
+          onlyEvaluateLocally: true,
+          sendFeatureFlagEvents: false,
+        });
+        expect(value === true, `local evaluation of ${id}`).toBe(on.has(id));
+      }
+    } finally {
+      await sdk.shutdown();
+    }
+
     const res = await t.api(
       'POST',
       `/api/projects/${projectId}/feature_flags/${flag.id}/create_static_cohort_for_flag/`,
@@ -288,7 +311,7 @@ describe('POST feature_flags/:id/create_static_cohort_for_flag/', () => {
     expect(res.body.cohort.name).toMatch(/^Users with feature flag acme-half enabled at /);
 
     const cohortId = res.body.cohort.id as number;
-    for (const id of ['sc-1', 'sc-2', 'sc-3', 'sc-5']) {
+    for (const id of ids) {
       const person = (await t.api('GET', `/api/projects/${projectId}/persons/?distinct_id=${id}`))
         .body.results[0];
       const listed = (
