@@ -133,6 +133,7 @@ export async function createService(
     persons: personsReader(stores.pool),
     hashKeyOverrides: overrides.forDistinctIds,
     now: ctx.now,
+    staticCohorts: cohortsReader(stores.pool).staticCohortsOf,
   });
   const continuity = { ...ctx, overrides, definitions };
   const threads =

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { match } from 'ts-pattern';
 import type { Decider } from '../../src/core/decider.ts';
-import { type DomainError, notFound } from '../../src/core/errors.ts';
+import { type DomainError, invalidInput, notFound } from '../../src/core/errors.ts';
 import {
   type CohortEvent,
   type CohortFields,
@@ -25,6 +25,8 @@ export type PatchCohort = Readonly<{
   cohortId: number;
   projectId: number;
   changes: Partial<CohortFields> & { deleted?: boolean };
+  /** persons (uuids) added to a static cohort (a CSV upload) */
+  addPersonUuids?: readonly string[];
 }>;
 export type CohortCommand = CreateCohort | PatchCohort;
 
@@ -72,6 +74,18 @@ function decide(command: CohortCommand, state: CohortState): CohortEvent[] | Dom
           Object.assign(changes, { [name]: value });
       }
       const events: CohortEvent[] = [];
+      const added = c.addPersonUuids ?? [];
+      if (added.length > 0 && !state.isStatic)
+        return invalidInput('Only a static cohort takes persons from a CSV file.', 'csv');
+      for (let i = 0; i < added.length; i += PERSONS_PER_EVENT)
+        events.push({
+          type: 'CohortPersonsAdded',
+          data: {
+            cohortId: c.cohortId,
+            projectId: c.projectId,
+            personUuids: added.slice(i, i + PERSONS_PER_EVENT),
+          },
+        });
       if (Object.keys(changes).length > 0)
         events.push({ type: 'CohortUpdated', data: { cohortId: c.cohortId, changes } });
       if (c.changes.deleted === true)

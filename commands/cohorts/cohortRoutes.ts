@@ -1,3 +1,4 @@
+import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -7,7 +8,7 @@ import { personBatchesReader } from '../../projections/persons/personBatchesRead
 import { CohortParams } from '../../queries/cohorts/cohortQueryRoutes.ts';
 import { CohortView, toCohortView } from '../../queries/cohorts/cohortView.ts';
 import type { AppContext } from '../../src/appContext.ts';
-import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
+import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
@@ -17,15 +18,30 @@ import { createCohort } from './createCohort.ts';
 import { createStaticCohortForFlag } from './createStaticCohortForFlag.ts';
 import { CohortFiltersInput } from './model/cohortFilters.ts';
 import { patchCohort } from './patchCohort.ts';
+import { addToStaticCohort, createStaticCohort, distinctIdsOfCsv } from './staticCohorts.ts';
 
 const writable = {
   name: z.string().max(400),
   description: z.string().max(1000).optional(),
   filters: CohortFiltersInput,
-  is_static: z.boolean().optional().describe('static cohorts are not supported yet: false only'),
+  is_static: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+    .optional()
+    .describe(
+      'a fixed set of persons (from `csv`, or create_static_cohort_for_flag) instead of filters',
+    ),
   groups: z.array(z.unknown()).max(0).optional().describe('legacy groups: use filters'),
+  csv: z
+    .string()
+    .optional()
+    .describe(
+      'static cohorts, multipart/form-data only: a CSV file whose first column holds distinct ids (a `distinct_id` header is skipped)',
+    ),
 };
-const CreateCohortBody = z.object(writable).meta({ id: 'CohortCreate' });
+const CreateCohortBody = z
+  .object({ ...writable, filters: writable.filters.optional() })
+  .meta({ id: 'CohortCreate' })
+  .describe('JSON, or multipart/form-data with the same fields and a `csv` file');
 const PatchCohortBody = z
   .object({
     name: writable.name.optional(),
@@ -33,6 +49,7 @@ const PatchCohortBody = z
     filters: writable.filters.optional(),
     is_static: writable.is_static,
     groups: writable.groups,
+    csv: writable.csv.describe('static cohorts, multipart/form-data: more distinct ids to add'),
     deleted: z.boolean().optional().describe('true soft-deletes the cohort'),
   })
   .meta({ id: 'CohortPatch' });
@@ -41,10 +58,25 @@ const ProjectParams = z.object({ project_id: z.string() });
 /** The most persons `create_static_cohort_for_flag` evaluates (a project past it gets a 413). */
 export const MAX_PERSONS_FOR_FLAG_COHORT = 100_000;
 
-const refuseStatic = (isStatic: boolean | undefined) => {
-  if (isStatic === true)
-    fail(invalidInput('Static cohorts are not supported yet: send is_static false.', 'is_static'));
-};
+/** Largest multipart body (a CSV of distinct ids) the cohort routes take. */
+export const COHORT_CSV_MAX_BYTES = 10 * 1024 * 1024;
+const EMPTY_FILTERS = { properties: { type: 'AND' as const, values: [] } };
+
+/** A multipart/form-data body as `{field: text}` (files as their text). */
+function formFields(contentType: string | undefined, body: Buffer): Record<string, string> {
+  const boundary = getMultipartBoundary(contentType ?? '');
+  if (!boundary) fail(invalidInput('multipart/form-data without a boundary.'));
+  const fields: Record<string, string> = {};
+  try {
+    const limit = body.length + 1;
+    for (const part of parseMultipart(body, { boundary, maxFileSize: limit, maxTotalSize: limit }))
+      if (part.name !== undefined && !Object.hasOwn(fields, part.name))
+        Object.defineProperty(fields, part.name, { value: part.text, enumerable: true });
+  } catch (error) {
+    fail(invalidInput(`The multipart body could not be read: ${(error as Error).message}`));
+  }
+  return fields;
+}
 
 /** Write side of cohorts: parse → handler → the cohort as the read model shows it. */
 export const cohortCommandRoutes =
@@ -52,7 +84,20 @@ export const cohortCommandRoutes =
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
+    // PostHog's UI uploads a static cohort's CSV as multipart/form-data.
+    app.addContentTypeParser(
+      'multipart/form-data',
+      { parseAs: 'buffer', bodyLimit: COHORT_CSV_MAX_BYTES },
+      (request, body, done) => {
+        try {
+          done(null, formFields(request.headers['content-type'], body as Buffer));
+        } catch (error) {
+          done(error as Error);
+        }
+      },
+    );
     const deps = cohortDeps(ctx);
+    const staticDeps = { ...deps, persons: personBatchesReader(ctx.pool) };
     const cohorts = cohortsReader(ctx.pool);
     const prefix = '/api/projects/:project_id/cohorts';
     const view = async (request: FastifyRequest, id: number, includeDeleted = false) => {
@@ -73,16 +118,23 @@ export const cohortCommandRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        refuseStatic(body.is_static);
-        const { cohortId } = await createCohort(
-          deps,
-          {
-            projectId: projectOf(request).id,
-            userId: principalOf(request).user.id,
-            fields: { name: body.name, description: body.description ?? '', filters: body.filters },
-          },
-          requestMetadata(ctx, request),
-        );
+        const input = { projectId: projectOf(request).id, userId: principalOf(request).user.id };
+        const fields = {
+          name: body.name,
+          description: body.description ?? '',
+          filters: body.filters ?? EMPTY_FILTERS,
+        };
+        if (body.csv !== undefined && body.is_static !== true)
+          fail(invalidInput('A CSV file makes a static cohort: send is_static true.', 'is_static'));
+        if (body.is_static !== true && body.filters === undefined) fail(required('filters'));
+        const { cohortId } =
+          body.is_static === true
+            ? await createStaticCohort(
+                staticDeps,
+                { ...input, fields, distinctIds: distinctIdsOfCsv(body.csv ?? '') },
+                requestMetadata(ctx, request),
+              )
+            : await createCohort(deps, { ...input, fields }, requestMetadata(ctx, request));
         return reply.status(201).send(await view(request, cohortId));
       },
     );
@@ -99,8 +151,22 @@ export const cohortCommandRoutes =
         },
       },
       async (request) => {
-        const { is_static, groups: _groups, ...changes } = request.body;
-        refuseStatic(is_static);
+        const { is_static, groups: _groups, csv, ...changes } = request.body;
+        if (is_static !== undefined) {
+          const row = await cohorts.get(projectOf(request).id, request.params.id);
+          if (row && row.is_static !== is_static)
+            fail(invalidInput('A cohort cannot change between static and dynamic.', 'is_static'));
+        }
+        if (csv !== undefined)
+          await addToStaticCohort(
+            staticDeps,
+            {
+              cohortId: request.params.id,
+              projectId: projectOf(request).id,
+              distinctIds: distinctIdsOfCsv(csv),
+            },
+            requestMetadata(ctx, request),
+          );
         await patchCohort(
           deps,
           { cohortId: request.params.id, projectId: projectOf(request).id, changes },

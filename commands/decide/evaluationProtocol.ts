@@ -16,6 +16,7 @@ export type DefinitionsMessage = {
   meta: readonly (readonly [string, FlagMeta])[];
   groupTypeMapping: Record<string, string>;
   cohorts: Record<string, CohortPropertyGroup>;
+  staticCohortIds: readonly string[];
 };
 
 export type Job = {

@@ -151,6 +151,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
           meta: metaOf(project),
           groupTypeMapping: project.groupTypeMapping,
           cohorts: project.cohorts,
+          staticCohortIds: [...project.staticCohortIds],
         });
       }
       const id = nextId++;

@@ -22,13 +22,20 @@ import type {
 
 const CHUNK = 4;
 const { maxProjects, withOverridesStore } = (workerData as { data: WorkerData }).data;
-type Held = Omit<DefinitionsMessage, 'type' | 'meta'> & { meta: ReadonlyMap<string, FlagMeta> };
+type Held = Omit<DefinitionsMessage, 'type' | 'meta' | 'staticCohortIds'> & {
+  meta: ReadonlyMap<string, FlagMeta>;
+  staticCohortIds: ReadonlySet<string>;
+};
 /** projectId → its definitions, least recently used first (bounded like the main cache) */
 const projects = new Map<number, Held>();
 
 function hold(m: DefinitionsMessage) {
   projects.delete(m.projectId);
-  projects.set(m.projectId, { ...m, meta: new Map(m.meta) });
+  projects.set(m.projectId, {
+    ...m,
+    meta: new Map(m.meta),
+    staticCohortIds: new Set(m.staticCohortIds),
+  });
   if (projects.size > maxProjects) projects.delete(projects.keys().next().value!);
 }
 

@@ -25,37 +25,32 @@ function personEvents(ch: ClickHouse, input: FunnelInput, params: Params): strin
              AND NOT has(${params.strings(steps)}, e.event)`;
 }
 
-/** Persons who converted / dropped off in total, and per other event. */
+/** Persons who converted / dropped off in total, and per other event: one pass over the funnel. */
 export async function eventCorrelations(
   ch: ClickHouse,
   input: FunnelInput,
 ): Promise<{ successTotal: number; failureTotal: number; events: EventCorrelation[] }> {
   const params = new Params();
-  const totals = await runEventsQuery<{ success: number; failure: number }[]>(
+  // Each funnel person once, with the other events they did; the NUL "event" (no event name
+  // holds one: capture replaces it) counts every person, for the totals.
+  const rows = await runEventsQuery<{ event: string; success: number; failure: number }[]>(
     ch,
-    `SELECT countIf(converted) AS success, countIf(NOT converted) AS failure
-       FROM (${outcomes(ch, input, params)})`,
+    `SELECT event, countIf(o.converted) AS success, countIf(NOT o.converted) AS failure
+       FROM (${outcomes(ch, input, params)}) AS o
+       LEFT JOIN (SELECT person, groupArray(event) AS events FROM (${personEvents(ch, input, params)})
+                   GROUP BY person) AS pe ON pe.person = o.person
+      ARRAY JOIN arrayPushFront(pe.events, '\\0') AS event
+      GROUP BY event ORDER BY event`,
     params,
     'JSONEachRow',
   );
-  const params2 = new Params();
-  const rows = await runEventsQuery<{ event: string; success: number; failure: number }[]>(
-    ch,
-    `SELECT pe.event AS event, countIf(o.converted) AS success, countIf(NOT o.converted) AS failure
-       FROM (${personEvents(ch, input, params2)}) AS pe
-      INNER JOIN (${outcomes(ch, input, params2)}) AS o ON o.person = pe.person
-      GROUP BY event ORDER BY event`,
-    params2,
-    'JSONEachRow',
-  );
+  const totals = rows.find((r) => r.event === '\0');
   return {
-    successTotal: Number(totals[0]?.success ?? 0),
-    failureTotal: Number(totals[0]?.failure ?? 0),
-    events: rows.map((r) => ({
-      event: r.event,
-      success: Number(r.success),
-      failure: Number(r.failure),
-    })),
+    successTotal: Number(totals?.success ?? 0),
+    failureTotal: Number(totals?.failure ?? 0),
+    events: rows
+      .filter((r) => r.event !== '\0')
+      .map((r) => ({ event: r.event, success: Number(r.success), failure: Number(r.failure) })),
   };
 }
 

@@ -72,6 +72,15 @@ export const cohortsReader = (pool: pg.Pool) => ({
     return rows.map((r) => r.cohort_id);
   },
 
+  /** The ids of the project's live static cohorts. */
+  async staticIds(projectId: number): Promise<string[]> {
+    const { rows } = await pool.query<{ id: number }>(
+      'SELECT id FROM cohorts WHERE project_id = $1 AND NOT deleted AND is_static ORDER BY id',
+      [projectId],
+    );
+    return rows.map((r) => String(r.id));
+  },
+
   /**
    * Live dynamic cohort definitions by id, in the local-evaluation `cohorts` shape (static
    * cohorts have no definition to send, as in PostHog).

@@ -49,7 +49,10 @@ export class Params {
  */
 export function propertySql(keys: readonly string[], params: Params): string {
   const path = ['properties', ...keys.map((k) => params.string(k))].join(', ');
-  return `multiIf(JSONType(${path}) = 'String', JSONExtractString(${path}), JSONType(${path}) = 'Null', NULL, JSONExtractRaw(${path}))`;
+  // One parse of the event's JSON: the raw value (ClickHouse computes the repeated expression
+  // once), then only a string value is parsed again, on its own few bytes.
+  const raw = `JSONExtractRaw(${path})`;
+  return `multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw})`;
 }
 
 /** A date-time value given as text, parsed by ClickHouse (microseconds and offsets kept). */

@@ -21,6 +21,8 @@ export type ProjectFlags = {
   groupTypeMapping: Record<string, string>;
   /** the project's live (dynamic) cohort definitions by id, in the local-evaluation shape */
   cohorts: Record<string, CohortPropertyGroup>;
+  /** the project's live static cohorts (ids): decided from the person's memberships */
+  staticCohortIds: ReadonlySet<string>;
   /** changes whenever a definition or the mapping changes: an ETag */
   version: string;
 };
@@ -35,7 +37,7 @@ export type FlagDefinitionsDeps = {
   store: Pick<EventStore, 'subscribeToAll' | 'headPosition'>;
   flags: Pick<FeatureFlagsReader, 'liveFlags'>;
   persons: Pick<PersonsReader, 'groupTypes'>;
-  cohorts: Pick<CohortsReader, 'definitions'>;
+  cohorts: Pick<CohortsReader, 'definitions' | 'staticIds'>;
   /** bounded wait until the read model the event belongs to (flags or cohorts) has applied it */
   awaitEvent: (type: string, position: bigint) => Promise<boolean>;
   /** projects kept (least recently used ones are dropped) */
@@ -71,9 +73,11 @@ function versionOf(
   rows: readonly FlagRow[],
   mapping: Record<string, string>,
   cohorts: Record<string, CohortPropertyGroup>,
+  staticCohortIds: ReadonlySet<string>,
 ): string {
   const h = createHash('sha1');
   h.update(JSON.stringify(cohorts));
+  h.update(`${[...staticCohortIds].join(',')}\n`);
   for (const r of rows)
     h.update(`${r.id}\0${r.key}\0${r.active}\0${r.ensure_experience_continuity}\0`).update(
       `${JSON.stringify(r.filters)}\0${new Date(r.updated_at).getTime()}\n`,
@@ -105,19 +109,22 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
   let live = false;
 
   async function load(projectId: number): Promise<ProjectFlags> {
-    const [rows, types, cohorts] = await Promise.all([
+    const [rows, types, cohorts, staticIds] = await Promise.all([
       deps.flags.liveFlags(projectId),
       deps.persons.groupTypes(projectId),
       deps.cohorts.definitions(projectId),
+      deps.cohorts.staticIds(projectId),
     ]);
     const groupTypeMapping = mappingOf(types);
+    const staticCohortIds = new Set(staticIds);
     return {
       projectId,
       flags: rows.map(toEvaluable),
       rows,
       groupTypeMapping,
       cohorts,
-      version: versionOf(rows, groupTypeMapping, cohorts),
+      staticCohortIds,
+      version: versionOf(rows, groupTypeMapping, cohorts, staticCohortIds),
     };
   }
 
@@ -146,7 +153,7 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
       entry.value = Promise.resolve({
         ...current,
         groupTypeMapping: mapping,
-        version: versionOf(current.rows, mapping, current.cohorts),
+        version: versionOf(current.rows, mapping, current.cohorts, current.staticCohortIds),
       });
     })()
       .catch(() => undefined)

@@ -42,6 +42,8 @@ export type FlagEvaluationDeps = {
     distinctIds: readonly string[],
   ) => Promise<Record<string, string>>;
   now: () => Date;
+  /** the static cohorts (of `cohortIds`) that hold the person; absent: none are loaded */
+  staticCohorts?: (personUuid: string, cohortIds: readonly number[]) => Promise<number[]>;
 };
 
 function mergeNeeds(evaluations: readonly FlagEvaluation[]): Needs | undefined {
@@ -95,12 +97,19 @@ async function completeContext(
       : null,
     deps.persons.groupsForFlags(req.projectId, wantedGroups),
   ]);
-  const hashKeyOverrides =
+  const [hashKeyOverrides, memberships] = await Promise.all([
     needs.hashKeyOverrides && deps.hashKeyOverrides
-      ? await deps.hashKeyOverrides(req.projectId, person?.distinctIds ?? [req.distinctId])
-      : {};
+      ? deps.hashKeyOverrides(req.projectId, person?.distinctIds ?? [req.distinctId])
+      : {},
+    project.staticCohortIds.size > 0 && person && deps.staticCohorts
+      ? deps.staticCohorts(person.uuid, [...project.staticCohortIds].map(Number))
+      : [],
+  ]);
   return {
     ...base,
+    ...(project.staticCohortIds.size > 0
+      ? { staticCohortMemberships: new Set(memberships.map(String)) }
+      : {}),
     person: { properties: { ...person?.properties, ...req.personProperties }, complete: true },
     groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
     hashKeyOverrides,
@@ -113,10 +122,11 @@ async function completeContext(
  */
 export function requestContext(
   req: FlagEvaluationRequest,
-  project: Pick<ProjectFlags, 'groupTypeMapping' | 'cohorts'>,
+  project: Pick<ProjectFlags, 'groupTypeMapping' | 'cohorts' | 'staticCohortIds'>,
   withOverridesStore: boolean,
 ): EvaluationContext {
   return {
+    ...(project.staticCohortIds.size > 0 ? { staticCohortIds: project.staticCohortIds } : {}),
     distinctId: req.distinctId,
     deviceId: req.deviceId ?? null,
     person: { properties: req.personProperties ?? {}, complete: false },

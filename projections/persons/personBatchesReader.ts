@@ -37,4 +37,16 @@ export const personBatchesReader = (pool: pg.Pool) => ({
     );
     return rows;
   },
+
+  /** The uuids of the persons holding these distinct ids (each person once); unknown ids left out. */
+  async uuidsForDistinctIds(projectId: number, distinctIds: readonly string[]): Promise<string[]> {
+    if (distinctIds.length === 0) return [];
+    const { rows } = await pool.query<{ uuid: string }>(
+      `SELECT DISTINCT p.uuid::text AS uuid
+         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+        WHERE d.project_id = $1 AND d.distinct_id = ANY($2::text[])`,
+      [projectId, distinctIds],
+    );
+    return rows.map((r) => r.uuid);
+  },
 });

@@ -259,16 +259,20 @@ export const personsReader = (pool: pg.Pool) => ({
   async personForFlags(
     projectId: number,
     distinctId: string,
-  ): Promise<{ properties: Record<string, unknown>; distinctIds: string[] } | null> {
-    const { rows } = await pool.query<{ properties: Record<string, unknown>; ids: string[] }>(
-      `SELECT p.properties,
+  ): Promise<{ uuid: string; properties: Record<string, unknown>; distinctIds: string[] } | null> {
+    const { rows } = await pool.query<{
+      uuid: string;
+      properties: Record<string, unknown>;
+      ids: string[];
+    }>(
+      `SELECT p.uuid::text AS uuid, p.properties,
               ARRAY(SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id ORDER BY d.ord) AS ids
          FROM person_distinct_ids m JOIN persons p ON p.id = m.person_id AND p.project_id = m.project_id
         WHERE m.project_id = $1::int AND m.distinct_id = $2::text`,
       [projectId, distinctId],
     );
     const row = rows[0];
-    return row ? { properties: row.properties, distinctIds: row.ids } : null;
+    return row ? { uuid: row.uuid, properties: row.properties, distinctIds: row.ids } : null;
   },
 
   /** Flag evaluation: stored properties of these groups, by `<index>:<key>`; unknown groups absent. */

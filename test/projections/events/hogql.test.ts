@@ -191,7 +191,7 @@ describe('HogQL compiler', () => {
 
   it('reads properties as text, as numbers next to numbers and as dates next to dates', () => {
     expect(compile('properties.a').sql).toBe(
-      "multiIf(JSONType(properties, {p0:String}) = 'String', JSONExtractString(properties, {p0:String}), JSONType(properties, {p0:String}) = 'Null', NULL, JSONExtractRaw(properties, {p0:String}))",
+      "multiIf(JSONExtractRaw(properties, {p0:String}) IN ('', 'null'), NULL, startsWith(JSONExtractRaw(properties, {p0:String}), '\"'), JSONExtractString(JSONExtractRaw(properties, {p0:String})), JSONExtractRaw(properties, {p0:String}))",
     );
     expect(compile('properties.a > 1').sql).toMatch(
       /^ifNull\(greater\(toFloat64OrNull\(multiIf\(.*\)\), \{p1:Int64\}\), 0\)$/,

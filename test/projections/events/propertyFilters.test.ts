@@ -11,7 +11,7 @@ const compile = (input: unknown) => {
   return { sql: compilePropertyFilters(input, params, NOW), params: params.values };
 };
 const PROP = (p: string) =>
-  `multiIf(JSONType(properties, ${p}) = 'String', JSONExtractString(properties, ${p}), JSONType(properties, ${p}) = 'Null', NULL, JSONExtractRaw(properties, ${p}))`;
+  `multiIf(JSONExtractRaw(properties, ${p}) IN ('', 'null'), NULL, startsWith(JSONExtractRaw(properties, ${p}), '"'), JSONExtractString(JSONExtractRaw(properties, ${p})), JSONExtractRaw(properties, ${p}))`;
 
 describe('property filters', () => {
   it('compiles each operator with placeholders only', () => {

@@ -1,13 +1,13 @@
 /**
  * Cohort filters `{type: "cohort", value: <id>, operator?: "in" | "not_in"}`. A cohort is
  * evaluated from its definition in `context.cohorts` (the local-evaluation shape: nested AND/OR
- * groups of person filters, with `negation`), against the person's properties. A cohort that is
- * not there — a static cohort, or any cohort while this server has none to give — makes the
- * filter not evaluable: never a silent false.
+ * groups of person filters, with `negation`), against the person's properties; a static cohort
+ * (`context.staticCohortIds`) from the person's memberships, loaded with the stored person. A
+ * cohort that is in neither makes the filter not evaluable: never a silent false.
  */
 import type { FlagProperty } from '../flagFilters.ts';
 import { dependencyOutcome } from './dependencies.ts';
-import { combine, failure, not, type Outcome } from './outcome.ts';
+import { combine, failure, missingPerson, not, type Outcome } from './outcome.ts';
 import { matchProperty } from './propertyMatch.ts';
 import type { Session } from './session.ts';
 import type { CohortPropertyGroup } from './types.ts';
@@ -23,6 +23,11 @@ export function cohortOutcome(
 ): Outcome {
   const id = String(property.value);
   const definition = session.context.cohorts?.[id];
+  if (definition === undefined && session.context.staticCohortIds?.has(id)) {
+    const members = session.context.staticCohortMemberships;
+    if (members === undefined) return missingPerson();
+    return property.operator === 'not_in' ? !members.has(id) : members.has(id);
+  }
   if (definition === undefined)
     return failure('cohort_unavailable', `cohort ${id} is not available for evaluation`);
   if (visiting.has(id)) return failure('cohort_unavailable', `cohort ${id} refers to itself`);

@@ -50,6 +50,13 @@ export type EvaluationContext = {
    * (static cohorts, or no cohort support yet) makes a condition that needs it not evaluable.
    */
   cohorts?: Readonly<Record<string, CohortPropertyGroup>>;
+  /** the project's static cohorts (ids): a fixed person set each, no definition */
+  staticCohortIds?: ReadonlySet<string>;
+  /**
+   * The static cohorts the person is in. Absent means "not loaded": a condition on a static
+   * cohort is then inconclusive (`needs.person`), decided once the person's are loaded.
+   */
+  staticCohortMemberships?: ReadonlySet<string>;
 };
 
 export type CohortPropertyGroup = {
