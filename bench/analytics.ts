@@ -129,6 +129,7 @@ async function seed(url: string) {
   return sent;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the answers of eight endpoints, read loosely
 async function api(base: string, p: string): Promise<{ status: number; body: any; ms: number }> {
   const t0 = performance.now();
   const res = await fetch(`${base}${p}`, { headers: { authorization: `Bearer ${PERSONAL}` } });
