@@ -84,6 +84,13 @@ const ConfigSchema = z.object({
     .string()
     .refine(isValidCron, 'must be a cron expression, e.g. "0 5 * * 0"')
     .default(DEFAULT_EVENT_DELETION_SCHEDULE),
+  /** cron (UTC) of the dynamic cohorts' recalculation check */
+  COHORT_CALCULATION_SCHEDULE: z
+    .string()
+    .refine(isValidCron, 'must be a cron expression, e.g. "*/10 * * * *"')
+    .default('*/10 * * * *'),
+  /** a dynamic cohort is recalculated when its last calculation is older than this */
+  COHORT_RECALCULATION_MINUTES: z.coerce.number().int().min(1).default(60),
 });
 
 export type Config = Readonly<{
@@ -110,6 +117,8 @@ export type Config = Readonly<{
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
   eventDeletionSchedule: string;
+  cohortCalculationSchedule: string;
+  cohortRecalculationMinutes: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -159,5 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxEventProperties: c.CAPTURE_MAX_EVENT_PROPERTIES,
     },
     eventDeletionSchedule: c.EVENT_DELETION_SCHEDULE,
+    cohortCalculationSchedule: c.COHORT_CALCULATION_SCHEDULE,
+    cohortRecalculationMinutes: c.COHORT_RECALCULATION_MINUTES,
   };
 }

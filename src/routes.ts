@@ -23,6 +23,8 @@ export const routes = (
   ctx: AppContext,
   flagEvaluation: FlagEvaluationService,
   flagDefinitions: FlagDefinitions,
+  /** a dynamic cohort was created or its definition changed: recalculate its members */
+  cohortChanged: (projectId: number, cohortId: number) => void = () => {},
 ): FastifyPluginAsync[] => [
   projectQueryRoutes(ctx),
   featureFlagQueryRoutes(ctx),
@@ -35,7 +37,7 @@ export const routes = (
   groupQueryRoutes(ctx),
   cohortQueryRoutes(ctx),
   personCohortsRoutes(ctx),
-  cohortCommandRoutes(ctx, flagDefinitions),
+  cohortCommandRoutes(ctx, flagDefinitions, cohortChanged),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),

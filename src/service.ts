@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { openGeoIp } from '../commands/capture/geoip.ts';
-import { cohortEventTypes } from '../commands/cohorts/model/cohort.ts';
+import { cohortDefinitionEventTypes } from '../commands/cohorts/model/cohort.ts';
 import { decideDeps } from '../commands/decide/decide.ts';
 import { decideRoutes } from '../commands/decide/decideRoutes.ts';
 import { type EvaluationThreads, evaluationThreads } from '../commands/decide/evaluationThreads.ts';
 import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
+import { cohortCalculations } from '../processes/cohortCalculation/cohortCalculationQueue.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
@@ -119,7 +120,7 @@ export async function createService(
     cohorts: cohortsReader(stores.pool),
     awaitEvent: (type, position) =>
       ctx.awaitProjection(
-        (cohortEventTypes as readonly string[]).includes(type)
+        (cohortDefinitionEventTypes as readonly string[]).includes(type)
           ? cohortsProjection
           : featureFlagsProjection,
         position,
@@ -165,10 +166,19 @@ export async function createService(
       batch: config.batchBodyLimitBytes,
     },
   );
+  const calculations = cohortCalculations(
+    { ...ctx, ...(clickhouse ? { clickhouse } : {}) },
+    config.cohortCalculationSchedule,
+    config.cohortRecalculationMinutes * 60_000,
+    // app is assigned below; calculations run once the server does.
+    (message) => app.log.error(message),
+  );
   const app = await buildApp({
     auth: accessReader(stores.pool),
     apiRoutes: [
-      ...routes(ctx, evaluation, definitions),
+      ...routes(ctx, evaluation, definitions, (projectId, cohortId) =>
+        calculations.request(projectId, cohortId),
+      ),
       ...(clickhouse
         ? [
             eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes),
@@ -213,6 +223,7 @@ export async function createService(
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
         await deletions?.stop(); // lets a deletion run in progress finish
+        await calculations.stop(); // lets a cohort calculation in progress finish
         await definitions.stop();
         await threads?.close();
         for (const r of runners.values()) await r.stop(); // last batches and checkpoints

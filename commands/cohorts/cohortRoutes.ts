@@ -80,7 +80,12 @@ function formFields(contentType: string | undefined, body: Buffer): Record<strin
 
 /** Write side of cohorts: parse → handler → the cohort as the read model shows it. */
 export const cohortCommandRoutes =
-  (ctx: AppContext, definitions: Pick<FlagDefinitions, 'forProject'>): FastifyPluginAsync =>
+  (
+    ctx: AppContext,
+    definitions: Pick<FlagDefinitions, 'forProject'>,
+    /** a dynamic cohort's definition is new or changed (its membership is recalculated) */
+    changed: (projectId: number, cohortId: number) => void = () => {},
+  ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
@@ -135,6 +140,7 @@ export const cohortCommandRoutes =
                 requestMetadata(ctx, request),
               )
             : await createCohort(deps, { ...input, fields }, requestMetadata(ctx, request));
+        if (body.is_static !== true) changed(input.projectId, cohortId);
         return reply.status(201).send(await view(request, cohortId));
       },
     );
@@ -172,6 +178,7 @@ export const cohortCommandRoutes =
           { cohortId: request.params.id, projectId: projectOf(request).id, changes },
           requestMetadata(ctx, request),
         );
+        if (changes.filters !== undefined) changed(projectOf(request).id, request.params.id);
         return view(request, request.params.id, changes.deleted === true);
       },
     );

@@ -1,32 +1,10 @@
-import { Cron } from 'croner';
+import { type Schedule, schedule } from '../../src/processing/schedule.ts';
 
-export type EventDeletionScheduler = Readonly<{
-  nextRun(): Date | null;
-  /** stops the timer and waits for a run in progress */
-  stop(): Promise<void>;
-}>;
+export type EventDeletionScheduler = Schedule;
 
-/**
- * Runs `run` on a cron schedule read in UTC. A run still going when the next is due is not
- * overlapped (`protect`); a failure is logged and the schedule goes on.
- */
-export function scheduleEventDeletions(
+/** The event deletion job on its cron schedule (UTC; runs never overlap; failures are logged). */
+export const scheduleEventDeletions = (
   pattern: string,
   run: () => Promise<unknown>,
-  log: (message: string) => void = (m) => console.error(m),
-): EventDeletionScheduler {
-  let current: Promise<unknown> = Promise.resolve();
-  const job = new Cron(pattern, { timezone: 'UTC', protect: true, unref: true }, async () => {
-    current = run().catch((error: unknown) =>
-      log(`event deletion run failed: ${error instanceof Error ? error.message : String(error)}`),
-    );
-    await current;
-  });
-  return {
-    nextRun: () => job.nextRun(),
-    async stop() {
-      job.stop();
-      await current;
-    },
-  };
-}
+  log?: (message: string) => void,
+): EventDeletionScheduler => schedule('event deletion run', pattern, run, log);

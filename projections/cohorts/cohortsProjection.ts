@@ -5,7 +5,7 @@ import { pgProjection } from '../../src/processing/projection.ts';
 /** The cohorts read model: one row per cohort with its current definition. */
 export const cohortsProjection = pgProjection<CohortEvent>({
   name: 'cohorts',
-  version: 1,
+  version: 2,
   tables: ['cohorts', 'cohort_people'],
   filter: { eventTypes: cohortEventTypes },
   schema: `
@@ -19,10 +19,14 @@ export const cohortsProjection = pgProjection<CohortEvent>({
       created_at timestamptz NOT NULL,
       created_by_user_id integer,
       version integer NOT NULL,
-      is_static boolean NOT NULL DEFAULT false
+      is_static boolean NOT NULL DEFAULT false,
+      -- dynamic cohorts' membership (process cohortCalculation)
+      is_calculating boolean NOT NULL DEFAULT false,
+      last_calculation timestamptz,
+      errors_calculating integer NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS cohorts_project ON cohorts (project_id, created_at DESC, id DESC);
-    -- The persons of static cohorts.
+    -- The persons of static cohorts, and of dynamic ones as last calculated.
     CREATE TABLE IF NOT EXISTS cohort_people (
       cohort_id integer NOT NULL,
       person_uuid uuid NOT NULL,
@@ -70,6 +74,27 @@ export const cohortsProjection = pgProjection<CohortEvent>({
             `INSERT INTO cohort_people (cohort_id, person_uuid)
              SELECT $1, u FROM unnest($2::uuid[]) AS u ON CONFLICT DO NOTHING`,
             [e.data.cohortId, e.data.personUuids],
+          ),
+        )
+        .with({ type: 'CohortCalculationStarted' }, (e) =>
+          tx.query('UPDATE cohorts SET is_calculating = true WHERE id = $1', [e.data.cohortId]),
+        )
+        .with({ type: 'CohortMembersChanged' }, async (e) => {
+          await tx.query(
+            'DELETE FROM cohort_people WHERE cohort_id = $1 AND person_uuid = ANY($2::uuid[])',
+            [e.data.cohortId, e.data.removed],
+          );
+          await tx.query(
+            `INSERT INTO cohort_people (cohort_id, person_uuid)
+             SELECT $1, u FROM unnest($2::uuid[]) AS u ON CONFLICT DO NOTHING`,
+            [e.data.cohortId, e.data.added],
+          );
+        })
+        .with({ type: 'CohortCalculated' }, (e) =>
+          tx.query(
+            `UPDATE cohorts SET is_calculating = false, last_calculation = $2,
+                    errors_calculating = errors_calculating + $3 WHERE id = $1`,
+            [e.data.cohortId, e.data.at, e.data.error === undefined ? 0 : 1],
           ),
         )
         .exhaustive();

@@ -12,11 +12,14 @@ export type CohortRow = {
   created_by_user_id: number | null;
   version: number;
   is_static: boolean;
-  /** persons of a static cohort; null for a dynamic one */
+  is_calculating: boolean;
+  last_calculation: Date | null;
+  errors_calculating: number;
+  /** persons of a static cohort, or of a dynamic one as last calculated; null before that */
   count: number | null;
 };
 
-const SELECT_COHORT = `SELECT c.*, CASE WHEN c.is_static
+const SELECT_COHORT = `SELECT c.*, CASE WHEN c.is_static OR c.last_calculation IS NOT NULL
     THEN (SELECT count(*)::int FROM cohort_people cp WHERE cp.cohort_id = c.id) END AS count
   FROM cohorts c`;
 
@@ -70,6 +73,33 @@ export const cohortsReader = (pool: pg.Pool) => ({
       [personUuid, cohortIds],
     );
     return rows.map((r) => r.cohort_id);
+  },
+
+  /** The persons (uuids) a cohort holds: a static one's, or a dynamic one's last calculation. */
+  async members(cohortId: number): Promise<string[]> {
+    const { rows } = await pool.query<{ u: string }>(
+      'SELECT person_uuid::text AS u FROM cohort_people WHERE cohort_id = $1',
+      [cohortId],
+    );
+    return rows.map((r) => r.u);
+  },
+
+  /**
+   * Live dynamic cohorts never calculated, or last calculated before `before`, oldest first (one
+   * left calculating by a crash is due again too).
+   */
+  async dueForCalculation(
+    before: Date,
+    limit = 100,
+  ): Promise<{ id: number; project_id: number }[]> {
+    const { rows } = await pool.query<{ id: number; project_id: number }>(
+      `SELECT id, project_id FROM cohorts
+        WHERE NOT deleted AND NOT is_static
+          AND (last_calculation IS NULL OR last_calculation < $1)
+        ORDER BY last_calculation NULLS FIRST, id LIMIT $2`,
+      [before, limit],
+    );
+    return rows;
   },
 
   /** The ids of the project's live static cohorts. */

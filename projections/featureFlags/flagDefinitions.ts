@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cohortEventTypes } from '../../commands/cohorts/model/cohort.ts';
+import { cohortDefinitionEventTypes } from '../../commands/cohorts/model/cohort.ts';
 import type {
   CohortPropertyGroup,
   EvaluableFlag,
@@ -195,7 +195,7 @@ export function flagDefinitions(deps: FlagDefinitionsDeps): FlagDefinitions {
         {
           after: head < 0n ? 'start' : head,
           // A cohort's definition is part of the flags that target it.
-          filter: { eventTypes: [...featureFlagEventTypes, ...cohortEventTypes] },
+          filter: { eventTypes: [...featureFlagEventTypes, ...cohortDefinitionEventTypes] },
           onCaughtUp: () => {
             live = true;
           },

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { CohortRow } from '../../projections/cohorts/cohortsReader.ts';
 
 /**
- * PostHog's cohort shape. Dynamic membership is not computed yet: a dynamic cohort's `count` and
- * `last_calculation` are null and `is_calculating` false; a static cohort counts its persons.
+ * PostHog's cohort shape. A static cohort counts its persons; a dynamic one the persons of its
+ * last calculation (`count` null before the first), `is_calculating` while one runs.
  */
 export const CohortView = z
   .object({
@@ -34,9 +34,9 @@ export const toCohortView = (row: CohortRow): CohortView => ({
   filters: row.filters,
   query: null,
   is_static: row.is_static,
-  is_calculating: false,
-  last_calculation: null,
-  errors_calculating: 0,
+  is_calculating: row.is_calculating,
+  last_calculation: row.last_calculation ? new Date(row.last_calculation).toISOString() : null,
+  errors_calculating: row.errors_calculating,
   count: row.count,
   created_by_id: row.created_by_user_id,
   created_at: new Date(row.created_at).toISOString(),

@@ -66,10 +66,7 @@ describe('cohorts CRUD', () => {
     expect(after.body.results.map((c: { id: number }) => c.id)).not.toContain(id);
   });
 
-  it('refuses static and behavioural cohorts, bad filters, words for ids, and missing scopes', async () => {
-    expectError(await t.api('POST', base(), { name: 's', filters: acme, is_static: true }), 400, {
-      attr: 'is_static',
-    });
+  it('refuses behavioural filters without their window, bad filters, words for ids, and missing scopes', async () => {
     const behavioural = {
       properties: {
         type: 'AND',

@@ -4,8 +4,8 @@ import type { Event } from '../../../src/core/event.ts';
 /**
  * A dynamic cohort (issue #10, first increment): persons whose properties match a property group,
  * `filters: {properties: {type: "AND" | "OR", values: [...]}}` as PostHog stores it — the shape
- * local evaluation sends in `cohorts` and the flag evaluator reads. Static and behavioural cohorts
- * are refused until their membership read model exists.
+ * local evaluation sends in `cohorts` and the flag evaluator reads — or a static cohort, a fixed
+ * set of persons. Dynamic memberships are recalculated by the `cohortCalculation` process.
  */
 export type CohortFields = { name: string; description: string; filters: CohortFilters };
 export type CohortFilters = { properties: PropertyGroup };
@@ -37,13 +37,44 @@ export type CohortPersonsAdded = Event<
   'CohortPersonsAdded',
   { cohortId: number; projectId: number; personUuids: string[] }
 >;
-export type CohortEvent = CohortCreated | CohortUpdated | CohortSoftDeleted | CohortPersonsAdded;
+/** A dynamic cohort's membership is being recalculated (process `cohortCalculation`). */
+export type CohortCalculationStarted = Event<
+  'CohortCalculationStarted',
+  { cohortId: number; projectId: number; at: string }
+>;
+/** The recalculated membership of a dynamic cohort, as changes (uuids; at most 10,000 each). */
+export type CohortMembersChanged = Event<
+  'CohortMembersChanged',
+  { cohortId: number; projectId: number; added: string[]; removed: string[] }
+>;
+/** A recalculation ended: the members now (`count`), or the error that stopped it. */
+export type CohortCalculated = Event<
+  'CohortCalculated',
+  { cohortId: number; projectId: number; at: string; count: number | null; error?: string }
+>;
+export type CohortCalculationEvent =
+  | CohortCalculationStarted
+  | CohortMembersChanged
+  | CohortCalculated;
+export type CohortEvent =
+  | CohortCreated
+  | CohortUpdated
+  | CohortSoftDeleted
+  | CohortPersonsAdded
+  | CohortCalculationEvent;
 
-export const cohortEventTypes: readonly CohortEvent['type'][] = [
+/** The events that change what a cohort is (its definition or its fixed persons). */
+export const cohortDefinitionEventTypes = [
   'CohortCreated',
   'CohortUpdated',
   'CohortSoftDeleted',
   'CohortPersonsAdded',
+] as const satisfies readonly CohortEvent['type'][];
+export const cohortEventTypes: readonly CohortEvent['type'][] = [
+  ...cohortDefinitionEventTypes,
+  'CohortCalculationStarted',
+  'CohortMembersChanged',
+  'CohortCalculated',
 ];
 export const cohortStream = (cohortId: number) => `cohort-${cohortId}`;
 
@@ -77,6 +108,12 @@ export function evolveCohort(state: CohortState, event: CohortEvent): CohortStat
       fields: { ...state.fields, ...e.data.changes },
     }))
     .with({ type: 'CohortSoftDeleted' }, () => ({ ...state, deleted: true }))
-    .with({ type: 'CohortPersonsAdded' }, () => state)
+    .with(
+      { type: 'CohortPersonsAdded' },
+      { type: 'CohortCalculationStarted' },
+      { type: 'CohortMembersChanged' },
+      { type: 'CohortCalculated' },
+      () => state,
+    )
     .exhaustive();
 }

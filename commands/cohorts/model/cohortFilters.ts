@@ -3,14 +3,33 @@ import type { PropertyGroup } from './cohort.ts';
 
 /**
  * A cohort's property filter, as PostHog stores dynamic cohorts: nested AND/OR groups of person
- * properties (the operators of flags.md) and references to other cohorts. Behavioural filters
- * (`type: "behavioral"`) need event counts per person and are refused until that exists.
+ * properties (the operators of flags.md), references to other cohorts, and behavioural filters:
+ * `{type: "behavioral", value: "performed_event", key: <event>, time_value, time_interval,
+ * operator_value?}` — did the event (at least `operator_value` times, default 1) in the last
+ * `time_value` `time_interval`s.
  */
+const BehavioralProperty = z
+  .object({
+    type: z.literal('behavioral'),
+    value: z.literal('performed_event', {
+      error: 'behavioural filters: only value "performed_event" is supported',
+    }),
+    key: z.string().min(1).max(400).describe('the event name'),
+    event_type: z.literal('events').optional(),
+    time_value: z.coerce.number().int().min(1).max(3650),
+    time_interval: z.enum(['hour', 'day', 'week', 'month', 'year']),
+    operator: z.enum(['gte', 'exact', 'lte']).optional(),
+    operator_value: z.coerce.number().int().min(0).max(1_000_000).optional(),
+    negation: z.boolean().optional(),
+  })
+  .catchall(z.unknown());
+export type BehavioralProperty = z.infer<typeof BehavioralProperty>;
+
 const CohortProperty = z
   .object({
     key: z.union([z.string().min(1).max(400), z.number()]),
     type: z.enum(['person', 'cohort'], {
-      error: 'type must be "person" or "cohort" (behavioural cohorts are not supported yet)',
+      error: 'type must be "person", "cohort" or "behavioral"',
     }),
     value: z.unknown().optional(),
     operator: z.string().max(40).nullable().optional(),
@@ -21,7 +40,7 @@ const CohortProperty = z
 export const CohortPropertyGroup: z.ZodType<PropertyGroup> = z.lazy(() =>
   z.object({
     type: z.enum(['AND', 'OR']),
-    values: z.array(z.union([CohortPropertyGroup, CohortProperty])).max(100),
+    values: z.array(z.union([CohortPropertyGroup, BehavioralProperty, CohortProperty])).max(100),
   }),
 );
 

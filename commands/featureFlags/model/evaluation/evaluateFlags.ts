@@ -248,9 +248,11 @@ export function evaluateFlag(
 export function cohortMembership(
   context: EvaluationContext,
   options: Pick<EvaluationOptions, 'now'>,
+  /** only these cohorts (default: every one of `context.cohorts`) */
+  only?: readonly string[],
 ): string[] {
   const session = createSession([], context, options.now, evaluateMemo);
-  return Object.keys(context.cohorts ?? {}).filter(
+  return (only ?? Object.keys(context.cohorts ?? {})).filter(
     (id) => cohortOutcome(session, { key: 'id', type: 'cohort', value: id }) === true,
   );
 }

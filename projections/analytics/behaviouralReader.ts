@@ -1,0 +1,35 @@
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { runEventsQuery } from '../events/eventsReader.ts';
+import { dateTimeParamSql, Params } from '../events/sqlParams.ts';
+import { eventsWithPersons, PERSON_SQL } from './analyticsSql.ts';
+
+/**
+ * Behavioural cohort filters: the persons (uuids, after merges) who did `event` since `since`
+ * a number of times that `operator` (gte, exact, lte) compares with `count`. With `lte`, persons
+ * who did it zero times are not among them (they have no events to count here); the caller's
+ * `negation` covers "did not do".
+ */
+export async function personsWhoPerformed(
+  ch: ClickHouse,
+  input: {
+    projectId: number;
+    event: string;
+    since: string;
+    operator: 'gte' | 'exact' | 'lte';
+    count: number;
+  },
+): Promise<string[]> {
+  const params = new Params();
+  const cmp = { gte: '>=', exact: '=', lte: '<=' }[input.operator];
+  const rows = await runEventsQuery<{ person: string }[]>(
+    ch,
+    `SELECT toString(${PERSON_SQL}) AS person
+       FROM ${eventsWithPersons(ch, params, input.projectId)}
+      WHERE e.team_id = ${params.number(input.projectId)} AND pdi.deleted = 0
+        AND e.event = ${params.string(input.event)} AND e.timestamp >= ${dateTimeParamSql(input.since, params)}
+      GROUP BY person HAVING count() ${cmp} ${params.number(input.count)}`,
+    params,
+    'JSONEachRow',
+  );
+  return rows.map((r) => r.person);
+}
