@@ -4,6 +4,7 @@ import type { PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
 import { personDistinctIdProjection } from './analytics/personDistinctIdProjection.ts';
 import { cohortsProjection } from './cohorts/cohortsProjection.ts';
+import { dashboardsProjection } from './dashboards/dashboardsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
 import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
 import {
@@ -23,6 +24,7 @@ export const pgProjections: readonly PgProjection[] = [
   accessProjection,
   featureFlagsProjection,
   cohortsProjection,
+  dashboardsProjection,
   hashKeyOverridesProjection,
   ingestionWarningsProjection,
   personsProjection,

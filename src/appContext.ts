@@ -29,7 +29,14 @@ export function createAwaitProjection(
 }
 
 /** Integer ids come from Postgres sequences outside every read model, so rebuilds never reuse them. */
-export const idSequences = ['project', 'user', 'feature_flag', 'role_access', 'cohort'] as const;
+export const idSequences = [
+  'project',
+  'user',
+  'feature_flag',
+  'role_access',
+  'cohort',
+  'dashboard',
+] as const;
 export type IdSequence = (typeof idSequences)[number];
 
 export const idSequencesSchema = idSequences

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
+import { flagDashboardRoutes } from '../commands/featureFlags/flagDashboardRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import type { FlagDefinitions } from '../projections/featureFlags/flagDefinitions.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
@@ -30,6 +31,7 @@ export const routes = (
   featureFlagQueryRoutes(ctx),
   flagActionRoutes(ctx, flagEvaluation),
   featureFlagCommandRoutes(ctx),
+  flagDashboardRoutes(ctx),
   localEvaluationRoutes(ctx),
   userBlastRadiusRoutes(ctx),
   ingestionWarningRoutes(ctx),

@@ -23,6 +23,7 @@ import { flagEvaluationService } from '../projections/featureFlags/flagEvaluatio
 import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
+import { dashboardQueryRoutes } from '../queries/dashboards/dashboardQueryRoutes.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { correlationRoutes } from '../queries/insights/correlationRoutes.ts';
 import { funnelRoutes } from '../queries/insights/funnelRoutes.ts';
@@ -187,6 +188,7 @@ export async function createService(
             retentionRoutes(ctx, clickhouse),
             pathRoutes(ctx, clickhouse),
             correlationRoutes(ctx, clickhouse),
+            dashboardQueryRoutes(ctx, clickhouse),
           ]
         : []),
     ],

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { dashboardsReader } from '../../projections/dashboards/dashboardsReader.ts';
 // The answers are the query side's views, read through the same readers the handlers used.
 import { type FlagReaders, getFeatureFlag } from '../../queries/featureFlags/featureFlagQueries.ts';
 import { FlagView } from '../../queries/featureFlags/flagView.ts';
@@ -52,7 +53,11 @@ export const featureFlagCommandRoutes =
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id', 'feature_flag_id']));
     const deps = featureFlagDeps(ctx);
-    const readers: FlagReaders = { flags: deps.flags, access: deps.access };
+    const readers: FlagReaders = {
+      flags: deps.flags,
+      access: deps.access,
+      dashboards: dashboardsReader(ctx.pool),
+    };
     const prefix = '/api/projects/:project_id/feature_flags';
     /** The flag as the read model shows it (the handler waited for its write); `editor` when already loaded. */
     const flagView = async (request: FastifyRequest, flagId: number, known?: FlagEditor) => {

@@ -2,6 +2,10 @@ import type pg from 'pg';
 import type { FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import { type AccessReader, accessReader } from '../../projections/access/accessReader.ts';
 import {
+  type DashboardsReader,
+  dashboardsReader,
+} from '../../projections/dashboards/dashboardsReader.ts';
+import {
   type FeatureFlagsReader,
   type FlagRow,
   featureFlagsReader,
@@ -12,11 +16,14 @@ import { type FlagView, toFlagView } from './flagView.ts';
 export type FlagReaders = Readonly<{
   flags: FeatureFlagsReader;
   access: Pick<AccessReader, 'usersById' | 'roleWithMembers' | 'roleLevelsOf' | 'activityUsers'>;
+  /** the flags' usage dashboards (`usage_dashboard`, `has_enriched_analytics`) */
+  dashboards: Pick<DashboardsReader, 'usageDashboardsOf'>;
 }>;
 
 export const flagReaders = (pool: pg.Pool): FlagReaders => ({
   flags: featureFlagsReader(pool),
   access: accessReader(pool),
+  dashboards: dashboardsReader(pool),
 });
 
 /** Views of flag rows, with their creators read in one go. */
@@ -28,12 +35,21 @@ export async function toFlagViews(
   const creatorIds = [
     ...new Set(rows.map((r) => r.created_by_user_id).filter((id): id is number => id !== null)),
   ];
-  const creators = creatorIds.length > 0 ? await readers.access.usersById(creatorIds) : new Map();
+  const [creators, dashboards] = await Promise.all([
+    creatorIds.length > 0 ? readers.access.usersById(creatorIds) : new Map(),
+    rows.length > 0
+      ? readers.dashboards.usageDashboardsOf(
+          rows[0]!.project_id,
+          rows.map((r) => r.id),
+        )
+      : new Map<number, { id: number; enriched: boolean }>(),
+  ]);
   return rows.map((r) =>
     toFlagView(
       r,
       r.created_by_user_id === null ? undefined : creators.get(r.created_by_user_id),
       editor,
+      dashboards.get(r.id),
     ),
   );
 }

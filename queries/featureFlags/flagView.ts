@@ -63,6 +63,7 @@ export function toFlagView(
   row: FlagRow,
   creator: UserRecord | undefined,
   editor: FlagEditor,
+  usageDashboard?: { id: number; enriched: boolean },
 ): FlagView {
   const derived = deriveFlagFields(row.filters as FlagFilters);
   return {
@@ -88,8 +89,8 @@ export function toFlagView(
       editor,
     ),
     tags: row.tags,
-    usage_dashboard: null,
+    usage_dashboard: usageDashboard?.id ?? null,
     analytics_dashboards: row.analytics_dashboards,
-    has_enriched_analytics: row.has_enriched_analytics,
+    has_enriched_analytics: row.has_enriched_analytics || usageDashboard?.enriched === true,
   };
 }
