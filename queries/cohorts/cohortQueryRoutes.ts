@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { accessReader } from '../../projections/access/accessReader.ts';
 import { cohortsProjection } from '../../projections/cohorts/cohortsProjection.ts';
 import { cohortsReader } from '../../projections/cohorts/cohortsReader.ts';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
@@ -8,7 +9,8 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import { activityAnswer, PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import { allCohortsActivity, CohortActivityEntry, cohortActivity } from './cohortActivity.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -59,6 +61,61 @@ export const cohortQueryRoutes =
         await caughtUp();
         const row = await cohorts.get(projectOf(request).id, request.params.id);
         return row ? toCohortView(row) : fail(notFound());
+      },
+    );
+
+    const ActivityPage = z
+      .object({
+        count: z.number().int(),
+        total_count: z.number().int(),
+        next: z.string().nullable(),
+        previous: z.string().nullable(),
+        results: z.array(CohortActivityEntry),
+      })
+      .meta({ id: 'CohortActivityPage' });
+    const users = accessReader(ctx.pool);
+    app.get(
+      '/api/projects/:project_id/cohorts/activity/',
+      {
+        config: { scope: 'activity_log:read' },
+        schema: {
+          tags: ['cohorts'],
+          params: ProjectParams,
+          querystring: PageQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await allCohortsActivity(
+          ctx.store,
+          users,
+          projectOf(request).id,
+          request.query,
+        );
+        return activityAnswer(request, request.query, page);
+      },
+    );
+    app.get(
+      '/api/projects/:project_id/cohorts/:id/activity/',
+      {
+        config: { scope: 'activity_log:read' },
+        schema: {
+          tags: ['cohorts'],
+          params: CohortParams,
+          querystring: PageQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await cohortActivity(
+          ctx.store,
+          users,
+          projectOf(request).id,
+          request.params.id,
+          request.query,
+        );
+        if (!page) fail(notFound());
+        return activityAnswer(request, request.query, page);
       },
     );
   };

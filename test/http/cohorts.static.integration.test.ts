@@ -107,6 +107,35 @@ describe('static cohorts from a CSV file', () => {
     expect(decided.body.featureFlags[flagKey]).toBe(true);
   });
 
+  it('lists the changes as activity, newest first', async () => {
+    await t.api('PATCH', `${cohortsPath()}${cohortId}/`, { name: 'Beta testers (2)' });
+    const res = await t.api('GET', `${cohortsPath()}${cohortId}/activity/`);
+    expect(res.status, res.text).toBe(200);
+    expect(
+      res.body.results.map(
+        (e: { activity: string; detail: { changes: { field: string; after: unknown }[] } }) => [
+          e.activity,
+          e.detail.changes.map((c) => [c.field, c.after]),
+        ],
+      ),
+    ).toEqual([
+      ['updated', [['name', 'Beta testers (2)']]],
+      ['updated', [['persons', { added: 2 }]]],
+      [
+        'created',
+        [
+          ['name', 'Beta testers'],
+          ['description', ''],
+          ['filters', { properties: { type: 'AND', values: [] } }],
+          ['persons', { added: 2 }],
+        ],
+      ],
+    ]);
+    expect(res.body.results[0].user.email).toEqual(expect.any(String));
+    const all = await t.api('GET', `${cohortsPath()}activity/`);
+    expect(all.body.count).toBeGreaterThanOrEqual(3);
+  });
+
   it('creates an empty static cohort from JSON', async () => {
     const res = await t.api('POST', cohortsPath(), { name: 'Empty', is_static: true });
     expect(res.status, res.text).toBe(201);
