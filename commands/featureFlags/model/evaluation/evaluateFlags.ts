@@ -228,7 +228,12 @@ export function evaluateFlags(
 ): FlagEvaluation[] {
   const session = createSession(flags, context, options.now, evaluateMemo);
   const wanted = options.keys ? new Set(options.keys) : undefined;
-  return flags.filter((f) => !wanted || wanted.has(f.key)).map((f) => evaluateMemo(session, f));
+  // Without dependencies between the flags, no result is read twice: skip the memo's bookkeeping
+  // (a cohort that names a flag still goes through session.evaluate, memoised).
+  const evaluate = session.catalog.hasDependencies ? evaluateMemo : evaluateOne;
+  const out: FlagEvaluation[] = [];
+  for (const f of flags) if (!wanted || wanted.has(f.key)) out.push(evaluate(session, f));
+  return out;
 }
 
 /** One flag; `others` are the flags it may depend on (the rest of the project's flags). */

@@ -15,6 +15,8 @@ export type Catalog = {
   readonly byId: ReadonlyMap<string, EvaluableFlag>;
   /** flag key → on or behind a cycle of dependencies; filled as flags are checked */
   readonly cycles: Map<string, 'visiting' | 'cycle' | 'ok'>;
+  /** some condition names another flag (else no flag needs another's memoised result) */
+  readonly hasDependencies: boolean;
 };
 
 const catalogs = new WeakMap<readonly EvaluableFlag[], Catalog>();
@@ -26,6 +28,9 @@ function catalogOf(flags: readonly EvaluableFlag[]): Catalog {
       byKey: new Map(flags.map((f) => [f.key, f])),
       byId: new Map(flags.map((f) => [String(f.id), f])),
       cycles: new Map(),
+      hasDependencies: flags.some((f) =>
+        (f.filters?.groups ?? []).some((g) => (g.properties ?? []).some((p) => p.type === 'flag')),
+      ),
     };
     catalogs.set(flags, catalog);
   }
