@@ -43,9 +43,11 @@ const CONFIG_FIELDS = JSON.stringify(CLIENT_CONFIG).slice(1, -1);
 const ERRORS_TRUE = '"errorsWhileComputingFlags":true,"errorComputingFlags":true';
 const ERRORS_FALSE = '"errorsWhileComputingFlags":false,"errorComputingFlags":false';
 const errorFields = (a: DecideAnswer) => (a.errors ? ERRORS_TRUE : ERRORS_FALSE);
-// Flag keys, variants and payloads repeat on every answer: quoted once (bounded memo).
+// Flag keys, variants and payloads repeat on every answer: quoted once (a bounded memo of short
+// strings: at most 20,000 of at most 1 KiB; a longer payload is quoted each time).
 const quotedMemo = new Map<string, string>();
 function str(s: string): string {
+  if (s.length > 1024) return JSON.stringify(s);
   let quoted = quotedMemo.get(s);
   if (quoted === undefined) {
     if (quotedMemo.size >= 20_000) quotedMemo.clear();
