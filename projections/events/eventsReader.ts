@@ -110,8 +110,11 @@ const USER_ERRORS = new Set([
   'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
   'TOO_LARGE_STRING_SIZE',
   'TIMEOUT_EXCEEDED',
+  'MEMORY_LIMIT_EXCEEDED',
 ]);
 export const QUERY_TIMEOUT_SECONDS = 60;
+/** Memory one events or analytics query may use (the embedded ClickHouse shares the process). */
+export const QUERY_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
 
 export async function runEventsQuery<T>(
   ch: ClickHouse,
@@ -128,6 +131,7 @@ export async function runEventsQuery<T>(
       clickhouse_settings: {
         output_format_json_quote_64bit_integers: 0,
         max_execution_time: QUERY_TIMEOUT_SECONDS,
+        max_memory_usage: String(QUERY_MAX_MEMORY_BYTES),
       },
     });
     return (await result.json()) as T;
