@@ -1,22 +1,36 @@
 /**
  * bench/capture: drives the embedded server from this (second) process over loopback.
  *   npm run bench:capture [-- --seconds 10]
- * Prints acknowledged events/s and latency for /batch (100 events a request) and single /capture,
- * the same for a bare Fastify endpoint (the ceiling), and ClickHouse projection lag at 10 000 events/s.
+ * Two bodies: light events (≈ 300 B, `$geoip_disable`) and events as posthog-js sends them
+ * (≈ 1.1 KB: `$os`, `$browser`, `$current_url`, `$session_id`, utm properties, a `$set` of two
+ * keys; GeoIP on, from `X-Forwarded-For`). For each, /batch (100 events a request) and single
+ * /capture, against a bare Fastify endpoint parsing the same bodies (the ceiling, same run), with
+ * the CPU per event of the server process and of its embedded Postgres; then the ClickHouse
+ * projection lag at 10 000 events/s. See docs/PERFORMANCE.md "bench/capture".
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { descendantsCpu, sampleCpu } from './support/cpu.ts';
 import { embeddedPostgresClient, startProcess } from './support/processes.ts';
 
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (values.help) {
+  console.log(`bench/capture — capture throughput against a parse-only Fastify ceiling
+usage: npm run bench:capture -- [--seconds N] [--connections N]
+  --seconds      duration of each load phase (default 10)
+  --connections  connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
+                 single /capture 50, as issue #11 measures them)`);
+  process.exit(0);
+}
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const TOKEN = 'phc_bench_project_key';
@@ -41,17 +55,68 @@ const batchBody = JSON.stringify({
 });
 const singleBody = JSON.stringify({ api_key: TOKEN, ...event(1) });
 
+/** An event as posthog-js 1.x sends it (≈ 1.1 KB of JSON). */
+const jsEvent = (i: number) => ({
+  event: i % 4 === 0 ? '$pageview' : '$autocapture',
+  properties: {
+    distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${String(100000000000 + (i % 5000))}`,
+    $os: 'Mac OS X',
+    $os_version: '14.5.0',
+    $browser: 'Chrome',
+    $browser_version: 126,
+    $device_type: 'Desktop',
+    $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
+    $host: 'shop.example.com',
+    $pathname: `/products/item-${i % 200}`,
+    $raw_user_agent:
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+    $screen_height: 1117,
+    $screen_width: 1728,
+    $viewport_height: 977,
+    $viewport_width: 1728,
+    $lib: 'web',
+    $lib_version: '1.232.3',
+    $insert_id: `ins${i.toString(36).padStart(12, '0')}`,
+    $time: 1732406400.123 + i,
+    $device_id: '0192f0c4-7b1e-7d3a-9c4e-4f1a2b3c4d5e',
+    $session_id: '0192f0c4-7b1f-7000-8000-000000000001',
+    $window_id: '0192f0c4-7b1f-7000-8000-000000000002',
+    $pageview_id: '0192f0c4-7b1f-7000-8000-000000000003',
+    $referrer: 'https://www.google.com/',
+    $referring_domain: 'www.google.com',
+    utm_source: 'newsletter',
+    utm_medium: 'email',
+    utm_campaign: 'autumn-sale',
+    $set: { $browser: 'Chrome', $os: 'Mac OS X' },
+    $set_once: { $initial_referrer: 'https://www.google.com/' },
+    token: TOKEN,
+  },
+  timestamp: new Date().toISOString(),
+});
+const jsBatchBody = JSON.stringify({
+  api_key: TOKEN,
+  batch: Array.from({ length: 100 }, (_, i) => jsEvent(i)),
+});
+const jsSingleBody = JSON.stringify({ api_key: TOKEN, ...jsEvent(1) });
+/** GeoIP from a public address, as behind a proxy (posthog-js bodies only). */
+const GEO = { 'x-forwarded-for': '81.2.69.160' };
+
 async function load(
   url: string,
   body: string,
-  opts: { seconds?: number; overallRate?: number } = {},
+  opts: {
+    seconds?: number;
+    overallRate?: number;
+    connections?: number;
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const result = await autocannon({
     url,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...opts.headers },
     body,
-    connections,
+    connections: opts.connections ?? connections,
     duration: opts.seconds ?? seconds,
     ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
   });
@@ -67,13 +132,51 @@ async function load(
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
+type Phase = {
+  name: string;
+  path: '/batch/' | '/capture/';
+  body: string;
+  events: number;
+  connections: number;
+  headers?: Record<string, string>;
+};
+const PHASES: Phase[] = [
+  { name: 'light, /batch of 100', path: '/batch/', body: batchBody, events: 100, connections },
+  {
+    name: 'light, single /capture',
+    path: '/capture/',
+    body: singleBody,
+    events: 1,
+    connections: 50,
+  },
+  {
+    name: 'posthog-js-like, /batch of 100',
+    path: '/batch/',
+    body: jsBatchBody,
+    events: 100,
+    connections: 10,
+    headers: GEO,
+  },
+  {
+    name: 'posthog-js-like, single /capture',
+    path: '/capture/',
+    body: jsSingleBody,
+    events: 1,
+    connections: 50,
+    headers: GEO,
+  },
+];
+
 async function main() {
   console.log(
-    `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase, ${connections} connections`,
+    `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase; bodies: light ${fmt(batchBody.length / 100)} B, posthog-js-like ${fmt(jsBatchBody.length / 100)} B an event`,
   );
   const bare = await startProcess('bench/support/bareServer.ts', {});
-  const bareBatch = await load(`${bare.url}/batch/`, batchBody);
-  const bareSingle = await load(`${bare.url}/capture/`, singleBody);
+  const ceiling = new Map<string, Awaited<ReturnType<typeof load>>>();
+  for (const p of PHASES) {
+    await load(`${bare.url}${p.path}`, p.body, { seconds: 2, connections: p.connections });
+    ceiling.set(p.name, await load(`${bare.url}${p.path}`, p.body, { connections: p.connections }));
+  }
   await bare.stop();
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
@@ -85,6 +188,7 @@ async function main() {
     LOG_LEVEL: 'warn',
   });
   const db = await embeddedPostgresClient(dataDir);
+  const pid = server.child.pid;
   try {
     // Each phase starts with every projection caught up, so one phase's backlog does not slow the next.
     const settle = async () => {
@@ -98,12 +202,21 @@ async function main() {
         await new Promise((r) => setTimeout(r, 250));
       }
     };
-    await load(`${server.url}/batch/`, batchBody, { seconds: 2 }); // warm-up (JIT, caches)
-    await settle();
-    const batch = await load(`${server.url}/batch/`, batchBody);
-    const catchUpAfterBatch = await settle();
-    const single = await load(`${server.url}/capture/`, singleBody);
-    await settle();
+    const ours = new Map<
+      string,
+      { r: Awaited<ReturnType<typeof load>>; catchUp: number; serverUs: number; postgresUs: number }
+    >();
+    for (const p of PHASES) {
+      const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
+      await load(`${server.url}${p.path}`, p.body, { ...opts, seconds: 2 }); // warm-up (JIT, caches)
+      await settle();
+      const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
+      const r = await load(`${server.url}${p.path}`, p.body, opts);
+      const events = r.total * p.events;
+      const serverUs = ((sampleCpu(pid).process - before.server) * 1e6) / events;
+      const postgresUs = ((descendantsCpu(pid) - before.postgres) * 1e6) / events;
+      ours.set(p.name, { r, catchUp: await settle(), serverUs, postgresUs });
+    }
 
     // Lag: age of the oldest logged event ClickHouse does not have yet, sampled during a steady 10k events/s.
     const lagSql = `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - (
@@ -128,32 +241,23 @@ async function main() {
     );
 
     console.log('');
-    console.log('| phase | req/s | events/s acknowledged | p50 ms | p99 ms | non-2xx |');
-    console.log('|---|---|---|---|---|---|');
     console.log(
-      `| bare Fastify, 100-event body | ${fmt(bareBatch.rps)} | ${fmt(bareBatch.rps * 100)} | ${bareBatch.p50} | ${bareBatch.p99} | ${bareBatch.non2xx} |`,
+      '| phase | connections | ceiling events/s | ours events/s acknowledged | ratio | p50 ms | p99 ms | non-2xx | CPU µs/event: server, Postgres | catch-up after, s |',
     );
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const p of PHASES) {
+      const c = ceiling.get(p.name)!;
+      const o = ours.get(p.name)!;
+      console.log(
+        `| ${p.name} | ${p.connections} | ${fmt(c.rps * p.events)} | ${fmt(o.r.rps * p.events)} | ${(o.r.rps / c.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${o.serverUs.toFixed(0)}, ${o.postgresUs.toFixed(0)} | ${o.catchUp.toFixed(1)} |`,
+      );
+    }
     console.log(
-      `| /batch, 100 events a request | ${fmt(batch.rps)} | ${fmt(batch.rps * 100)} | ${batch.p50} | ${batch.p99} | ${batch.non2xx} |`,
-    );
-    console.log(
-      `| bare Fastify, one event | ${fmt(bareSingle.rps)} | ${fmt(bareSingle.rps)} | ${bareSingle.p50} | ${bareSingle.p99} | ${bareSingle.non2xx} |`,
-    );
-    console.log(
-      `| /capture, one event | ${fmt(single.rps)} | ${fmt(single.rps)} | ${single.p50} | ${single.p99} | ${single.non2xx} |`,
-    );
-    console.log(
-      `| /batch at a fixed 10 000 events/s | ${fmt(steady.rps)} | ${fmt(steady.rps * 100)} | ${steady.p50} | ${steady.p99} | ${steady.non2xx} |`,
+      `| /batch at a fixed 10 000 events/s | ${connections} | | ${fmt(steady.rps * 100)} | | ${steady.p50} | ${steady.p99} | ${steady.non2xx} | | |`,
     );
     console.log('');
     console.log(
-      `single /capture = ${((single.rps / bareSingle.rps) * 100).toFixed(1)} % of the bare endpoint's req/s`,
-    );
-    console.log(
       `ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`,
-    );
-    console.log(
-      `after the saturating /batch phase, the projections (ClickHouse events, persons) needed ${catchUpAfterBatch.toFixed(1)} s to catch up`,
     );
     console.log(`events in the log: ${fmt(Number(logged.rows[0]!.n))}`);
   } finally {

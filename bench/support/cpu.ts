@@ -36,3 +36,28 @@ export function cpuBetween(a: CpuSample, b: CpuSample, requests: number) {
     machineBusyCores: Number(((b.machineBusy - a.machineBusy) / (b.at - a.at)).toFixed(2)),
   };
 }
+
+/** CPU seconds of a process's descendants (the embedded Postgres a server started, …). */
+export function descendantsCpu(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const parent = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(entry), Number(fields[1]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const isDescendant = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q))
+      if (q === pid) return true;
+    return false;
+  };
+  let total = 0;
+  for (const p of parent.keys())
+    if (p !== pid && isDescendant(p)) total += ticksOf(`/proc/${p}/stat`) / TICK || 0;
+  return total;
+}
