@@ -1,0 +1,148 @@
+/**
+ * bench/rebuild: how long rebuilding the read models from the log takes (issue #11).
+ *   npm run bench:rebuild [-- --events 1000000 --persons 100000]
+ * Captures the history through /batch/ (a running server, embedded default): per person a few
+ * $pageview/clicked events, one in three $identify'd from an anonymous id, one in five aliased,
+ * $set/$set_once on a quarter of the events, $groups (company) on a fifth; then stops the server
+ * and times `npm run cli -- rebuild persons` and `rebuild events` (the ClickHouse events table and
+ * the distinct id map: chDB allows one process, so the server must be down), as a user runs them.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { root, startProcess } from './support/processes.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    persons: { type: 'string', default: '100000' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(`bench/rebuild — rebuild time of the persons and ClickHouse read models
+usage: npm run bench:rebuild -- [--events N] [--persons N]
+  --events   events to capture first (default 1000000)
+  --persons  persons they belong to (default 100000)`);
+  process.exit(0);
+}
+const EVENTS = Number(values.events);
+const PERSONS = Number(values.persons);
+const TOKEN = 'phc_bench_rebuild_key';
+const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
+
+function personEvents(p: number, count: number): Record<string, unknown>[] {
+  const id = `user-${p}`;
+  const anon = p % 3 === 0 ? `anon-${p}` : undefined;
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const distinctId = anon && i < count / 2 ? anon : id;
+    if (anon && i === Math.floor(count / 2))
+      out.push({
+        event: '$identify',
+        properties: {
+          distinct_id: id,
+          $anon_distinct_id: anon,
+          $set: { email: `${id}@example.com` },
+        },
+      });
+    else if (p % 5 === 0 && i === count - 1)
+      out.push({ event: '$create_alias', properties: { distinct_id: id, alias: `alias-${p}` } });
+    else
+      out.push({
+        event: i % 3 === 0 ? '$pageview' : 'clicked',
+        properties: {
+          distinct_id: distinctId,
+          $current_url: `https://example.com/p/${i % 20}`,
+          $geoip_disable: true,
+          ...(i % 4 === 0
+            ? { $set: { plan: p % 2 ? 'pro' : 'free', seen: i }, $set_once: { first_seen: i } }
+            : {}),
+          ...(i % 5 === 0 ? { $groups: { company: `company-${p % 1000}` } } : {}),
+        },
+      });
+  }
+  return out;
+}
+
+function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: string }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve({ ms: performance.now() - t0, out })
+        : reject(new Error(`cli ${args.join(' ')}: ${code}\n${out}`)),
+    );
+  });
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rebuild-'));
+try {
+  log(
+    `bench/rebuild: ${os.cpus().length} cores, node ${process.version}, ${EVENTS.toLocaleString('en-US')} events, ${PERSONS.toLocaleString('en-US')} persons`,
+  );
+  const server = await startProcess('src/main.ts', {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    INIT_PROJECT_API_KEY: TOKEN,
+    INIT_PERSONAL_API_KEY: 'phx_bench_rebuild_personal',
+    LOG_LEVEL: 'warn',
+  });
+  const perPerson = Math.max(1, Math.round(EVENTS / PERSONS));
+  let sent = 0;
+  let batch: Record<string, unknown>[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const t0 = Date.now();
+  const flush = async (events: Record<string, unknown>[]) => {
+    const res = await fetch(`${server.url}/batch/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: TOKEN, batch: events }),
+    });
+    if (!res.ok) throw new Error(`/batch: ${res.status}`);
+  };
+  for (let p = 0; p < PERSONS; p++) {
+    batch.push(...personEvents(p, perPerson));
+    if (batch.length >= 2_000) {
+      const request = flush(batch).finally(() => inFlight.delete(request));
+      inFlight.add(request);
+      sent += batch.length;
+      batch = [];
+      if (inFlight.size >= 4) await Promise.race(inFlight);
+      if (p % 10_000 < 200) log(`capturing: ${sent.toLocaleString('en-US')} events`);
+    }
+  }
+  if (batch.length) {
+    sent += batch.length;
+    await flush(batch);
+  }
+  await Promise.all(inFlight);
+  log(
+    `captured ${sent.toLocaleString('en-US')} events in ${((Date.now() - t0) / 1000).toFixed(1)} s; stopping the server`,
+  );
+  await server.stop();
+  const persons = await cli(dataDir, 'rebuild', 'persons', '--json');
+  log(`rebuild persons: ${(persons.ms / 1000).toFixed(1)} s`);
+  const events = await cli(dataDir, 'rebuild', 'events', '--json');
+  log(`rebuild events: ${(events.ms / 1000).toFixed(1)} s`);
+  console.log('| read model | events replayed | wall s | events/s |');
+  console.log('|---|---|---|---|');
+  for (const [name, r] of [
+    ['persons (Postgres)', persons],
+    ['ClickHouse events + distinct id map', events],
+  ] as const)
+    console.log(
+      `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} |`,
+    );
+} finally {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
