@@ -3,9 +3,16 @@ import { createService } from './service.ts';
 
 async function main() {
   const config = loadConfig();
-  const service = await createService(config);
-  const url = await service.app.listen({ port: config.port, host: config.host });
-  const boot = service.bootstrap;
+  // The default project and its keys are created once the port is bound: keys created by a start
+  // that then failed to listen would never be shown (only their hashes are stored).
+  const service = await createService(config, { deferBootstrap: true });
+  const url = await service.app
+    .listen({ port: config.port, host: config.host })
+    .catch(async (error) => {
+      await service.close();
+      throw error;
+    });
+  const boot = await service.bootstrap();
   if (boot.created && boot.generated) {
     // Shown once: only hashes are stored.
     console.log(

@@ -50,7 +50,12 @@ export type Service = Readonly<{
   flagDefinitions: FlagDefinitions;
   /** /decide's evaluation threads (absent with FLAG_EVALUATION_THREADS=0) */
   flagEvaluationThreads: EvaluationThreads | undefined;
-  bootstrap: BootstrapResult;
+  /**
+   * Creates the default project and keys on an empty data dir (once; later calls answer the
+   * first result). `createService` runs it unless `deferBootstrap`: the server runs it after its
+   * port is bound, so a start that fails to listen creates nothing whose keys would be lost.
+   */
+  bootstrap(): Promise<BootstrapResult>;
   close(): Promise<void>;
 }>;
 
@@ -58,7 +63,7 @@ export type Service = Readonly<{
 export async function createService(
   config: Config,
   /** `now`: the service's clock (tests of relative-date flag filters fix it) */
-  options: { clickhouse?: boolean; now?: () => Date } = {},
+  options: { clickhouse?: boolean; now?: () => Date; deferBootstrap?: boolean } = {},
 ): Promise<Service> {
   const stores = await openStores(config, pgProjections);
   const clickhouse: ClickHouse | undefined =
@@ -85,10 +90,13 @@ export async function createService(
   for (const runner of runners.values()) await runner.start();
   // Bootstrap asks the read model whether a project exists: it must have caught up with the log first.
   await runners.get('access')!.caughtUp();
-  const boot = await bootstrap(ctx, {
-    projectApiKey: config.initProjectApiKey,
-    personalApiKey: config.initPersonalApiKey,
-  });
+  let booted: Promise<BootstrapResult> | undefined;
+  const runBootstrap = () =>
+    (booted ??= bootstrap(ctx, {
+      projectApiKey: config.initProjectApiKey,
+      personalApiKey: config.initPersonalApiKey,
+    }));
+  if (!options.deferBootstrap) await runBootstrap();
 
   const health = cachedFor(1_000, async () => {
     const failing: string[] = [];
@@ -220,7 +228,7 @@ export async function createService(
     runners,
     flagDefinitions: definitions,
     flagEvaluationThreads: threads,
-    bootstrap: boot,
+    bootstrap: runBootstrap,
     close: () =>
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
