@@ -234,22 +234,50 @@ async function rebuildClickHouse(
   }
 }
 
+/** The commands the CLI knows (noun, verb): checked before any database is opened. */
+const COMMANDS: readonly (readonly [string, string | null])[] = [
+  ['project', 'create'],
+  ['personal-key', 'create'],
+  ['role', 'create'],
+  ['rebuild', null],
+  ['run-deletions', null],
+  ['person', 'history'],
+];
+
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' },
+        name: { type: 'string' },
+        owner: { type: 'string' },
+        project: { type: 'string' },
+        scopes: { type: 'string' },
+        user: { type: 'string' },
+        label: { type: 'string' },
+        'access-level': { type: 'string' },
+        member: { type: 'string', multiple: true },
+      },
+    });
+  } catch (error) {
+    // node's own message (an unknown option, a missing value) with our usage, as a usage error
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 async function main() {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean' },
-      name: { type: 'string' },
-      owner: { type: 'string' },
-      project: { type: 'string' },
-      scopes: { type: 'string' },
-      user: { type: 'string' },
-      label: { type: 'string' },
-      'access-level': { type: 'string' },
-      member: { type: 'string', multiple: true },
-    },
-  });
+  const { values, positionals } = parseCommandLine();
+  // `--help`, `help` and unknown commands are answered without opening a database.
+  if (values.help || positionals[0] === 'help') {
+    console.log(USAGE);
+    return;
+  }
   if (positionals.length === 0) throw new UsageError('no command given');
+  const [noun, verb] = positionals;
+  if (!COMMANDS.some(([n, v]) => n === noun && (v === null || v === verb)))
+    throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
   const config = loadConfig();
   const stores = await openStores(config, pgProjections);
   // The CLI projects what it writes itself, so it works with or without a server on the same data.

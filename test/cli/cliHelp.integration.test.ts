@@ -1,0 +1,50 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// Issue #12: `--help`, `help` and unknown commands or options are answered without opening a
+// database (the data directory stays empty); usage errors exit 2 with the usage, help exits 0.
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function cli(...args: string[]) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-cli-help-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return { code: r.status, out: `${r.stdout}${r.stderr}`, touched: fs.readdirSync(dataDir) };
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+describe('CLI help and usage errors', () => {
+  it.each([['--help'], ['help'], ['rebuild', '--help'], ['-h']])(
+    '%s prints the usage',
+    (...args) => {
+      const r = cli(...args);
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toMatch(/^usage: npm run cli -- <command>/m);
+      expect(r.touched).toEqual([]);
+    },
+  );
+
+  it.each([
+    [['nope'], /unknown command "nope"/],
+    [['project', 'delete'], /unknown command "project delete"/],
+    [['project', 'create', '--bogus'], /Unknown option '--bogus'/],
+    [[], /no command given/],
+  ])('%j is a usage error: exit 2 with the usage, no database opened', (args, message) => {
+    const r = cli(...args);
+    expect(r.code, r.out).toBe(2);
+    expect(r.out).toMatch(message);
+    expect(r.out).toMatch(/usage: npm run cli --/);
+    expect(r.touched).toEqual([]);
+  });
+});
