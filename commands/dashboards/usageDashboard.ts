@@ -1,5 +1,5 @@
 import { dashboardsProjection } from '../../projections/dashboards/dashboardsProjection.ts';
-import { type AppContext, nextId } from '../../src/appContext.ts';
+import { type AppContext, awaitNewest, nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
 import { usageDashboardStream } from './model/dashboard.ts';
@@ -7,6 +7,16 @@ import { usageDashboardDecider } from './usageDashboardDecider.ts';
 
 export type UsageDashboardDeps = Pick<AppContext, 'store' | 'pool' | 'now' | 'awaitProjection'>;
 type Flag = { projectId: number; flagId: number; flagKey: string };
+
+/**
+ * Read-your-writes for the dashboards read model. A command that appends nothing (the dashboard
+ * exists, or is enriched, already) may have lost a race with a writer whose event the read model
+ * has not applied yet: it then waits for the newest dashboard event instead.
+ */
+const awaitDashboards = (deps: UsageDashboardDeps, position: bigint | undefined) =>
+  position === undefined
+    ? awaitNewest(deps, dashboardsProjection.filter, dashboardsProjection)
+    : deps.awaitProjection(dashboardsProjection, position);
 
 /** `dashboard/`: the flag's usage dashboard, created the first time; its id. */
 export async function createUsageDashboard(
@@ -29,7 +39,7 @@ export async function createUsageDashboard(
     },
     metadata,
   );
-  await deps.awaitProjection(dashboardsProjection, handled.position);
+  await awaitDashboards(deps, handled.position);
   const state = handled.state;
   if (state.status !== 'present') throw new Error('the usage dashboard was not created');
   return state.dashboardId;
@@ -48,5 +58,5 @@ export async function enrichUsageDashboard(
     { type: 'EnrichUsageDashboard', ...input },
     metadata,
   );
-  await deps.awaitProjection(dashboardsProjection, handled.position);
+  await awaitDashboards(deps, handled.position);
 }
