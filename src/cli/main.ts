@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { addProjectMember } from '../../commands/access/addProjectMember.ts';
 import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
@@ -13,6 +14,7 @@ import { timeTravelDeps } from '../../queries/personTimeTravel/personSlice.ts';
 import { type AppContext, createAwaitProjection } from '../appContext.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { isKnownScope, SCOPE_OBJECTS } from '../core/principal.ts';
 import { createProjectionRunner } from '../processing/projectionRunner.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { rebuildProjection } from '../processing/rebuildProjection.ts';
@@ -86,11 +88,14 @@ async function run(
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    const bad = scopes.find((s) => s !== '*' && !/^[a-z_]+:(read|write)$/.test(s));
+    const bad = scopes.find((s) => !isKnownScope(s));
     if (!Number.isInteger(projectId)) throw new UsageError('--project must be a project id');
-    if (bad) throw new UsageError(`invalid scope "${bad}": use object:read or object:write, or *`);
+    if (bad)
+      throw new UsageError(
+        `invalid scope "${bad}": use <object>:read or <object>:write (objects: ${SCOPE_OBJECTS.join(', ')}), or *`,
+      );
     if (!(await deps.access.projectExists(projectId)))
-      throw new UsageError(`project ${projectId} does not exist`);
+      throw new NotFound(`project ${projectId} does not exist`);
     const { userId } = await ensureUser(deps, { email: o.user ?? ownerEmail });
     await addProjectMember(deps, { projectId, userId, level: ACCESS_LEVEL.member });
     const key = await createPersonalApiKey(deps, {
@@ -278,6 +283,11 @@ async function main() {
   const [noun, verb] = positionals;
   if (!COMMANDS.some(([n, v]) => n === noun && (v === null || v === verb)))
     throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
+  for (const flag of ['owner', 'user'] as const) {
+    const email = values[flag];
+    if (email !== undefined && !z.email().safeParse(email).success)
+      throw new UsageError(`--${flag} must be an e-mail address, not "${email}"`);
+  }
   const config = loadConfig();
   const stores = await openStores(config, pgProjections);
   // The CLI projects what it writes itself, so it works with or without a server on the same data.

@@ -26,3 +26,52 @@ export const hasScope = (scopes: readonly string[], needed: string) => {
     (s) => s === '*' || s === needed || (action === 'read' && s === `${object}:write`),
   );
 };
+
+/**
+ * PostHog's personal API key scope objects (`<object>:read` / `<object>:write`); a key may hold
+ * any of them, though this server checks only the ones its routes need.
+ */
+export const SCOPE_OBJECTS = [
+  'action',
+  'activity_log',
+  'annotation',
+  'batch_export',
+  'cohort',
+  'dashboard',
+  'dashboard_template',
+  'early_access_feature',
+  'event',
+  'event_definition',
+  'experiment',
+  'export',
+  'feature_flag',
+  'group',
+  'hog_function',
+  'insight',
+  'notebook',
+  'organization',
+  'organization_member',
+  'person',
+  'plugin',
+  'project',
+  'property_definition',
+  'query',
+  'session_recording',
+  'session_recording_playlist',
+  'sharing_configuration',
+  'subscription',
+  'survey',
+  'user',
+  'webhook',
+] as const;
+
+/** `*`, or a known object with `:read` or `:write`. */
+export const isKnownScope = (scope: string): boolean => {
+  if (scope === '*') return true;
+  const [object, action, ...rest] = scope.split(':');
+  return (
+    rest.length === 0 &&
+    (action === 'read' || action === 'write') &&
+    (SCOPE_OBJECTS as readonly string[]).includes(object ?? '')
+  );
+};

@@ -40,6 +40,10 @@ describe('CLI help and usage errors', () => {
     [['project', 'delete'], /unknown command "project delete"/],
     [['project', 'create', '--bogus'], /Unknown option '--bogus'/],
     [[], /no command given/],
+    [
+      ['project', 'create', '--name', 'x', '--owner', 'not-an-email'],
+      /--owner must be an e-mail address/,
+    ],
   ])('%j is a usage error: exit 2 with the usage, no database opened', (args, message) => {
     const r = cli(...args);
     expect(r.code, r.out).toBe(2);
@@ -47,4 +51,30 @@ describe('CLI help and usage errors', () => {
     expect(r.out).toMatch(/usage: npm run cli --/);
     expect(r.touched).toEqual([]);
   });
+});
+
+describe('CLI domain checks', () => {
+  it('refuses made-up scopes (exit 2 with the usage) and names a missing project (exit 1, no usage)', () => {
+    const scopes = cli(
+      'personal-key',
+      'create',
+      '--project',
+      '1',
+      '--scopes',
+      'feature_flag:read,rocket:launch',
+    );
+    expect(scopes.code, scopes.out).toBe(2);
+    expect(scopes.out).toMatch(/invalid scope "rocket:launch"/);
+    const missing = cli(
+      'personal-key',
+      'create',
+      '--project',
+      '99',
+      '--scopes',
+      'feature_flag:read',
+    );
+    expect(missing.code, missing.out).toBe(1);
+    expect(missing.out).toMatch(/project 99 does not exist/);
+    expect(missing.out).not.toMatch(/usage:/);
+  }, 120_000);
 });
