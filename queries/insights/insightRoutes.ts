@@ -13,7 +13,7 @@ import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, type ActorsSource, answerActors } from './actorsAnswer.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { chartRange, pointRange } from './insightDates.ts';
-import { entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
+import { breakdownOf, entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from './insightSeries.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -70,7 +70,7 @@ export const insightRoutes =
         const projectId = projectOf(request).id;
         const range = pointRange(q, intervalOf(q), now);
         const input = await seriesInput(ctx.pool, projectId, now, q, entityOf(q), range);
-        const breakdown = q.breakdown ? { key: q.breakdown } : undefined;
+        const breakdown = await breakdownOf(ctx.pool, projectId, q);
         await caughtUp();
         return actors(request, q, reply, (limit, offset) =>
           trendActors(

@@ -9,11 +9,11 @@ import { startTestService, type TestService } from '../support/testService.ts';
 const NOW = new Date('2024-02-05T12:00:00Z');
 let t: TestService;
 const base = () => `/api/projects/${t.projectId}`;
-const pageview = (distinctId: string, timestamp: string, browser: string) => ({
+const pageview = (distinctId: string, timestamp: string, browser: string, more = {}) => ({
   event: '$pageview',
   distinct_id: distinctId,
   timestamp,
-  properties: { $browser: browser },
+  properties: { $browser: browser, ...more },
 });
 const PV = encodeURIComponent(JSON.stringify([{ id: '$pageview', type: 'events' }]));
 const PV_DAU = encodeURIComponent(JSON.stringify([{ id: '$pageview', math: 'dau' }]));
@@ -30,12 +30,15 @@ beforeAll(async () => {
       event: '$identify',
       distinct_id: 'alice',
       timestamp: '2024-01-29T10:00:00Z',
-      properties: { $anon_distinct_id: 'anon-a', $set: { email: 'alice@example.com' } },
+      properties: {
+        $anon_distinct_id: 'anon-a',
+        $set: { email: 'alice@example.com', plan: 'paid' },
+      },
     },
   ]);
   await capture(target, [
     pageview('alice', '2024-01-29T11:00:00Z', 'Chrome'),
-    pageview('bob', '2024-01-31T23:59:59Z', 'Firefox'),
+    pageview('bob', '2024-01-31T23:59:59Z', 'Firefox', { $set: { plan: 'free' } }),
     pageview('bob', '2024-02-01T00:00:00Z', 'Firefox'),
     pageview('carol', '2024-02-01T08:00:00Z', 'Safari'),
     pageview('alice', '2024-02-03T23:30:00Z', 'Chrome'),
@@ -99,6 +102,22 @@ describe('insights/trend (Volume)', () => {
     ]);
   });
 
+  it('breaks down by a person property: the person’s value now, after merges', async () => {
+    const result = await series(
+      `events=${PV}&date_from=-7d&interval=day&breakdown=plan&breakdown_type=person`,
+    );
+    // anon-a's pageview counts as "paid": anon-a was merged into alice, who is on the paid plan
+    expect(result.map((s) => [s.label, s.breakdown_value, s.data])).toEqual([
+      ['$pageview - paid', 'paid', [2, 0, 0, 0, 0, 1, 1, 0]],
+      ['$pageview - free', 'free', [0, 0, 1, 1, 0, 0, 0, 0]],
+      ['$pageview - none', '', [0, 0, 0, 1, 0, 0, 0, 0]],
+    ]);
+    const [paid] = await series(
+      `events=${PV_DAU}&date_from=-7d&interval=day&breakdown=plan&breakdown_type=person`,
+    );
+    expect(paid!.data).toEqual([1, 0, 0, 0, 0, 1, 1, 0]);
+  });
+
   it('buckets weeks from Sunday and months at the UTC boundary', async () => {
     const [weeks] = await series(`events=${PV}&date_from=-14d&interval=week`);
     expect(weeks!.days).toEqual(['2024-01-21', '2024-01-28', '2024-02-04']);
@@ -127,6 +146,17 @@ describe('persons/trends', () => {
       `trends/?events=${PV}&date_from=2024-02-01&interval=day&breakdown=$browser&breakdown_value=Firefox`,
     );
     expect(names(body)).toEqual(['bob']);
+  });
+
+  it('restricts to a person breakdown value, empty for persons without the property', async () => {
+    const point = `trends/?events=${PV}&date_from=2024-02-01&interval=day&breakdown=plan&breakdown_type=person`;
+    expect(names(await people(`${point}&breakdown_value=free`))).toEqual(['bob']);
+    expect(names(await people(`${point}&breakdown_value=`))).toEqual(['carol']);
+    const paid = await people(
+      `trends/?events=${PV}&date_from=2024-01-29&interval=day&breakdown=plan&breakdown_type=person&breakdown_value=paid`,
+    );
+    expect(names(paid)).toEqual(['alice@example.com']);
+    expect(paid.results[0]!.people).toHaveLength(1);
   });
 
   it('takes a relative date for the point and pages with next', async () => {
