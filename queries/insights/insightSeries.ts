@@ -11,6 +11,7 @@ import {
 import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { resolveAll } from './allDates.ts';
 import { buckets, chartRange, dayOf, labelOf, type Range } from './insightDates.ts';
 import {
   breakdownOf,
@@ -81,9 +82,10 @@ export async function insightSeries(
   ctx: AppContext,
   ch: ClickHouse,
   projectId: number,
-  q: TrendQuery,
+  query: TrendQuery,
 ): Promise<{ result: SeriesItem[]; timezone: 'UTC' }> {
   const now = ctx.now();
+  const q = await resolveAll(ctx, ch, projectId, query);
   const interval = intervalOf(q);
   const range = chartRange(q, interval, now);
   const entities = entitiesOf(q);

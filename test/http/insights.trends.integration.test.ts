@@ -88,6 +88,26 @@ describe('insights/trend (Volume)', () => {
     expect(s!.count).toBe(7);
   });
 
+  it('starts date_from=all at the project’s first event (anon-a, 2024-01-28 10:00)', async () => {
+    const [s] = await series(`events=${PV}&date_from=all&interval=day`);
+    expect(s!.days).toEqual([
+      '2024-01-28',
+      '2024-01-29',
+      '2024-01-30',
+      '2024-01-31',
+      '2024-02-01',
+      '2024-02-02',
+      '2024-02-03',
+      '2024-02-04',
+      '2024-02-05',
+    ]);
+    expect(s!.data).toEqual([1, 2, 0, 1, 2, 0, 1, 1, 0]);
+    const [hours] = await series(`events=${PV}&date_from=all&interval=hour`);
+    expect(hours!.days[0]).toBe('2024-01-28 10:00:00');
+    expect(hours!.days).toHaveLength(195); // 2024-01-28 10:00 … 2024-02-05 12:00
+    expect(hours!.count).toBe(8);
+  });
+
   it('counts a merged person once (math dau)', async () => {
     const [s] = await series(`events=${PV_DAU}&date_from=-7d&interval=day`);
     expect(s!.data).toEqual([1, 0, 1, 2, 0, 1, 1, 0]);
