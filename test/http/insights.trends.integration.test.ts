@@ -254,6 +254,61 @@ describe('lifecycle', () => {
   });
 });
 
+describe('stickiness and lifecycle by week and month (UTC boundaries)', () => {
+  // weeks from -14d: Jan 21–27, Jan 28–Feb 3, Feb 4–10; alice (anon-a merged in) is active in
+  // the last two, bob (Jan 31 23:59:59, Feb 1 00:00) and carol (Feb 1) in the second only
+  const weeks = 'date_from=-14d&interval=week';
+  // bob's two pageviews fall in January and in February, one second apart
+  const months = 'date_from=2024-01-01&date_to=2024-02-29&interval=month';
+
+  it('counts active weeks and months per person', async () => {
+    const [w] = await series(`events=${PV}&${weeks}&shown_as=Stickiness`);
+    expect(w!.days).toEqual([1, 2, 3]);
+    expect(w!.data).toEqual([2, 1, 0]);
+    expect(w!.labels).toEqual(['1 week', '2 weeks', '3 weeks']);
+    const [m] = await series(`events=${PV}&${months}&shown_as=Stickiness`);
+    expect(m!.data).toEqual([1, 2]);
+    expect(names(await people(`stickiness/?events=${PV}&${weeks}&stickiness_days=2`))).toEqual([
+      'alice@example.com',
+    ]);
+    expect(names(await people(`stickiness/?events=${PV}&${months}&stickiness_days=2`))).toEqual([
+      'alice@example.com',
+      'bob',
+    ]);
+  });
+
+  it('classifies persons per week and per month', async () => {
+    const byStatus = async (range: string) =>
+      Object.fromEntries(
+        (await series(`events=${PV}&${range}&shown_as=Lifecycle`)).map((s) => [s.status, s.data]),
+      );
+    expect(await byStatus(weeks)).toEqual({
+      new: [0, 3, 0],
+      returning: [0, 0, 1],
+      resurrecting: [0, 0, 0],
+      dormant: [0, 0, -2],
+    });
+    expect(await byStatus(months)).toEqual({
+      new: [2, 1],
+      returning: [0, 2],
+      resurrecting: [0, 0],
+      dormant: [0, 0],
+    });
+    const at = (type: string, date: string, range: string) =>
+      people(`lifecycle/?events=${PV}&${range}&lifecycle_type=${type}&target_date=${date}`);
+    expect(names(await at('dormant', '2024-02-05', weeks))).toEqual(['bob', 'carol']);
+    expect(names(await at('new', '2024-01-30', weeks))).toEqual([
+      'alice@example.com',
+      'bob',
+      'carol',
+    ]);
+    expect(names(await at('returning', '2024-02-29', months))).toEqual([
+      'alice@example.com',
+      'bob',
+    ]);
+  });
+});
+
 describe('bad input', () => {
   it('answers 400 in the error shape', async () => {
     for (const query of [
