@@ -54,6 +54,7 @@ const series = async (query: string) => {
   return res.body.result as {
     label: string;
     data: number[];
+    labels: string[];
     days: (string | number)[];
     count: number;
     breakdown_value?: string;
