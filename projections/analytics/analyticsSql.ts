@@ -22,7 +22,14 @@ export type SeriesInput = Readonly<{
   personIdSets: readonly PersonIdSet[];
 }>;
 
-export type Breakdown = Readonly<{ key: string }>;
+/**
+ * A breakdown: an event property (`key`), or with `persons` a person property, whose value per
+ * person (after merges) was read from the persons read model.
+ */
+export type Breakdown = Readonly<{
+  key: string;
+  persons?: Readonly<{ uuids: readonly string[]; values: readonly string[] }>;
+}>;
 
 /** Bucket start of `ts` (weeks start on Sunday, PostHog's default `week_start_day`). */
 export function bucketSql(interval: Interval, ts = 'e.timestamp'): string {
@@ -75,6 +82,12 @@ export function seriesConditions(input: SeriesInput, params: Params, fromSql?: s
   return out;
 }
 
-/** An event property breakdown's value as text ('' when the event lacks it, as PostHog's "none"). */
-export const breakdownSql = (b: Breakdown, params: Params) =>
-  `ifNull(${propertySql([b.key], params)}, '')`;
+/**
+ * A breakdown's value as text ('' when the event, or the event's person, lacks the property: as
+ * PostHog's "none"). A person property is looked up by the event's person after merges.
+ */
+export function breakdownSql(b: Breakdown, params: Params): string {
+  if (!b.persons) return `ifNull(${propertySql([b.key], params)}, '')`;
+  if (b.persons.uuids.length === 0) return `''`;
+  return `transform(toString(${PERSON_SQL}), ${params.strings(b.persons.uuids)}, ${params.strings(b.persons.values)}, '')`;
+}

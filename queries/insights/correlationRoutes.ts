@@ -13,6 +13,7 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
+import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { odds, oddsResult, propertyCorrelations, propertyMatches } from './correlationMath.ts';
 import { FunnelQuery, funnelInput, parseFunnelRequest } from './funnelParams.ts';
@@ -94,7 +95,12 @@ export const correlationRoutes =
     const aggregate = async (request: FastifyRequest) => {
       const q = parse(request);
       const projectId = projectOf(request).id;
-      const funnel = await funnelInput(ctx.pool, projectId, ctx.now(), q);
+      const funnel = await funnelInput(
+        ctx.pool,
+        projectId,
+        ctx.now(),
+        await resolveAll(ctx, ch, projectId, q),
+      );
       await awaitAnalytics(ctx);
       if (q.funnel_correlation_type === 'properties') {
         const keys = jsonList(q.funnel_correlation_names, 'funnel_correlation_names');
@@ -133,7 +139,12 @@ export const correlationRoutes =
       const q = parse(request);
       const projectId = projectOf(request).id;
       const converted = q.funnel_correlation_person_converted !== 'false';
-      const funnel = await funnelInput(ctx.pool, projectId, ctx.now(), q);
+      const funnel = await funnelInput(
+        ctx.pool,
+        projectId,
+        ctx.now(),
+        await resolveAll(ctx, ch, projectId, q),
+      );
       await awaitAnalytics(ctx);
       if (q.funnel_correlation_person_entity !== undefined) {
         let entity: unknown;

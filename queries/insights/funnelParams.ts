@@ -7,7 +7,7 @@ import type {
 } from '../../projections/analytics/funnelReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { chartRange } from './insightDates.ts';
-import { entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
+import { breakdownOf, entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 
 const UNIT_SECONDS = { minute: 60, hour: 3_600, day: 86_400, week: 604_800, month: 2_592_000 };
 
@@ -114,11 +114,12 @@ export async function funnelInput(
   const { steps, order } = funnelSteps(q);
   const every = { id: null, name: '', order: 0, math: 'total' as const, properties: undefined };
   const { event: _every, ...series } = await seriesInput(pool, projectId, now, q, every, range);
+  const breakdown = await breakdownOf(pool, projectId, q);
   return {
     ...series,
     steps,
     order,
     windowSeconds: windowSeconds(q),
-    ...(q.breakdown ? { breakdown: { key: q.breakdown } } : {}),
+    ...(breakdown ? { breakdown } : {}),
   };
 }

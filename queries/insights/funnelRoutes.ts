@@ -12,6 +12,7 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
+import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { FunnelQuery, funnelInput, funnelSteps, parseFunnelRequest } from './funnelParams.ts';
 
@@ -44,8 +45,10 @@ export const funnelRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
-    const input = (request: FastifyRequest, q: FunnelQuery): Promise<FunnelInput> =>
-      funnelInput(ctx.pool, projectOf(request).id, ctx.now(), q);
+    const input = async (request: FastifyRequest, q: FunnelQuery): Promise<FunnelInput> => {
+      const projectId = projectOf(request).id;
+      return funnelInput(ctx.pool, projectId, ctx.now(), await resolveAll(ctx, ch, projectId, q));
+    };
 
     const aggregate = async (request: FastifyRequest) => {
       const q = parseFunnelRequest(request.query, request.body);

@@ -7,7 +7,11 @@
  */
 import type pg from 'pg';
 import { z } from 'zod';
-import type { Interval, SeriesInput } from '../../projections/analytics/analyticsSql.ts';
+import type { Breakdown, Interval, SeriesInput } from '../../projections/analytics/analyticsSql.ts';
+import {
+  analyticsPersonsReader,
+  PERSON_BREAKDOWN_MAX_PERSONS,
+} from '../../projections/persons/analyticsPersonsReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { resolvePersonFilters } from '../events/eventPersonFilters.ts';
 import type { Range } from './insightDates.ts';
@@ -41,16 +45,24 @@ export const InsightQuery = z.object({
     .enum(['hour', 'day', 'week', 'month'])
     .optional()
     .describe('bucket size, UTC; weeks start on Sunday; default day'),
-  breakdown: z.string().max(400).optional().describe('event property to break the series down by'),
-  breakdown_type: z
-    .enum(['event'])
+  breakdown: z
+    .string()
+    .max(400)
     .optional()
-    .describe('only event property breakdowns are supported'),
+    .describe('the property to break the series down by (an event or a person property)'),
+  breakdown_type: z
+    .enum(['event', 'person'])
+    .optional()
+    .describe(
+      'event (default): `breakdown` is an event property; person: a property of the event’s person now (after merges)',
+    ),
   breakdown_value: z
     .string()
     .max(1000)
     .optional()
-    .describe('actors: only events with this breakdown value (empty: events without the property)'),
+    .describe(
+      'actors: only events with this breakdown value (empty: events, or persons, without the property)',
+    ),
   entity_id: z
     .string()
     .max(400)
@@ -164,4 +176,26 @@ export async function seriesInput(
     properties: resolved.properties,
     personIdSets: resolved.personIdSets,
   };
+}
+
+/**
+ * The request's breakdown, if any: an event property, or a person property with every person's
+ * current value read from the persons read model (400 past PERSON_BREAKDOWN_MAX_PERSONS persons).
+ */
+export async function breakdownOf(
+  pool: pg.Pool,
+  projectId: number,
+  q: Pick<InsightQuery, 'breakdown' | 'breakdown_type'>,
+): Promise<Breakdown | undefined> {
+  if (q.breakdown === undefined || q.breakdown === '') return undefined;
+  if (q.breakdown_type !== 'person') return { key: q.breakdown };
+  const persons = await analyticsPersonsReader(pool).propertyValues(projectId, q.breakdown);
+  if (persons === null)
+    fail(
+      invalidInput(
+        `More than ${PERSON_BREAKDOWN_MAX_PERSONS} persons have ${q.breakdown}: break down by an event property.`,
+        'breakdown',
+      ),
+    );
+  return { key: q.breakdown, persons };
 }

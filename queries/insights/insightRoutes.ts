@@ -11,9 +11,10 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, type ActorsSource, answerActors } from './actorsAnswer.ts';
+import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { chartRange, pointRange } from './insightDates.ts';
-import { entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
+import { breakdownOf, entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from './insightSeries.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
@@ -65,12 +66,12 @@ export const insightRoutes =
       '/api/projects/:project_id/persons/trends/',
       { config, schema: schema('Persons behind one point of a trend', InsightQuery) },
       async (request, reply) => {
-        const q = request.query;
         const now = ctx.now();
         const projectId = projectOf(request).id;
+        const q = await resolveAll(ctx, ch, projectId, request.query);
         const range = pointRange(q, intervalOf(q), now);
         const input = await seriesInput(ctx.pool, projectId, now, q, entityOf(q), range);
-        const breakdown = q.breakdown ? { key: q.breakdown } : undefined;
+        const breakdown = await breakdownOf(ctx.pool, projectId, q);
         await caughtUp();
         return actors(request, q, reply, (limit, offset) =>
           trendActors(
@@ -104,9 +105,9 @@ export const insightRoutes =
         ),
       },
       async (request, reply) => {
-        const q = request.query;
         const now = ctx.now();
         const projectId = projectOf(request).id;
+        const q = await resolveAll(ctx, ch, projectId, request.query);
         const interval = intervalOf(q);
         const range = chartRange(q, interval, now);
         const input = await seriesInput(ctx.pool, projectId, now, q, entityOf(q), range);
@@ -132,9 +133,9 @@ export const insightRoutes =
         ),
       },
       async (request, reply) => {
-        const q = request.query;
         const now = ctx.now();
         const projectId = projectOf(request).id;
+        const q = await resolveAll(ctx, ch, projectId, request.query);
         const interval = intervalOf(q);
         const range = chartRange(q, interval, now);
         const target = pointRange({ date_from: q.target_date }, interval, now).from;

@@ -11,8 +11,16 @@ import {
 import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { resolveAll } from './allDates.ts';
 import { buckets, chartRange, dayOf, labelOf, type Range } from './insightDates.ts';
-import { type Entity, entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
+import {
+  breakdownOf,
+  type Entity,
+  entitiesOf,
+  InsightQuery,
+  intervalOf,
+  seriesInput,
+} from './insightParams.ts';
 
 export const TrendQuery = InsightQuery.extend({
   shown_as: z
@@ -74,14 +82,19 @@ export async function insightSeries(
   ctx: AppContext,
   ch: ClickHouse,
   projectId: number,
-  q: TrendQuery,
+  query: TrendQuery,
 ): Promise<{ result: SeriesItem[]; timezone: 'UTC' }> {
   const now = ctx.now();
+  const q = await resolveAll(ctx, ch, projectId, query);
   const interval = intervalOf(q);
   const range = chartRange(q, interval, now);
   const entities = entitiesOf(q);
   const result: SeriesItem[] = [];
   const { starts, days, labels } = axis(interval, range);
+  const breakdown =
+    q.shown_as === undefined || q.shown_as === 'Volume'
+      ? await breakdownOf(ctx.pool, projectId, q)
+      : undefined;
   for (const entity of q.shown_as === 'Lifecycle' ? entities.slice(0, 1) : entities) {
     const input = await seriesInput(ctx.pool, projectId, now, q, entity, range);
     if (q.shown_as === 'Stickiness') {
@@ -121,7 +134,7 @@ export async function insightSeries(
       const rows = await trendSeries(ch, {
         ...input,
         interval,
-        ...(q.breakdown ? { breakdown: { key: q.breakdown } } : {}),
+        ...(breakdown ? { breakdown } : {}),
       });
       const value = (r: (typeof rows)[number]) => (entity.math === 'dau' ? r.persons : r.total);
       const groups = new Map<string | null, Map<string, number>>();
@@ -130,7 +143,7 @@ export async function insightSeries(
         g.set(r.bucket, value(r));
         groups.set(r.breakdownValue, g);
       }
-      if (groups.size === 0 && !q.breakdown) groups.set(null, new Map());
+      if (groups.size === 0 && !breakdown) groups.set(null, new Map());
       const series = [...groups].map(([bv, byBucket]) => {
         const data = starts.map((s) => byBucket.get(s) ?? 0);
         return { bv, data, count: sum(data) };

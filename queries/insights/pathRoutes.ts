@@ -13,6 +13,7 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
+import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { bodyAsQuery } from './funnelParams.ts';
 import { chartRange } from './insightDates.ts';
@@ -92,8 +93,9 @@ export const pathRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
-    const input = async (request: FastifyRequest, q: PathQuery): Promise<PathInput> => {
+    const input = async (request: FastifyRequest, query: PathQuery): Promise<PathInput> => {
       const now = ctx.now();
+      const q = await resolveAll(ctx, ch, projectOf(request).id, query);
       const range = chartRange(q, 'day', now);
       const series = await seriesInput(
         ctx.pool,

@@ -106,6 +106,19 @@ describe('insights/funnel', () => {
       ['Firefox', [2, 1, 0]],
     ]);
   });
+
+  it('breaks down by a person property (p1’s email, its anonymous pageview included)', async () => {
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/funnel/?events=${STEPS}&${RANGE}&breakdown=email&breakdown_type=person`,
+    );
+    expect(res.status, res.text).toBe(200);
+    const groups = res.body.result as { breakdown_value: string; count: number }[][];
+    expect(groups.map((g) => [g[0]!.breakdown_value, g.map((s) => s.count)])).toEqual([
+      ['', [4, 2, 0]],
+      ['p1@example.com', [1, 1, 1]],
+    ]);
+  });
 });
 
 describe('persons/funnel', () => {

@@ -9,11 +9,11 @@ import { startTestService, type TestService } from '../support/testService.ts';
 const NOW = new Date('2024-02-05T12:00:00Z');
 let t: TestService;
 const base = () => `/api/projects/${t.projectId}`;
-const pageview = (distinctId: string, timestamp: string, browser: string) => ({
+const pageview = (distinctId: string, timestamp: string, browser: string, more = {}) => ({
   event: '$pageview',
   distinct_id: distinctId,
   timestamp,
-  properties: { $browser: browser },
+  properties: { $browser: browser, ...more },
 });
 const PV = encodeURIComponent(JSON.stringify([{ id: '$pageview', type: 'events' }]));
 const PV_DAU = encodeURIComponent(JSON.stringify([{ id: '$pageview', math: 'dau' }]));
@@ -30,12 +30,15 @@ beforeAll(async () => {
       event: '$identify',
       distinct_id: 'alice',
       timestamp: '2024-01-29T10:00:00Z',
-      properties: { $anon_distinct_id: 'anon-a', $set: { email: 'alice@example.com' } },
+      properties: {
+        $anon_distinct_id: 'anon-a',
+        $set: { email: 'alice@example.com', plan: 'paid' },
+      },
     },
   ]);
   await capture(target, [
     pageview('alice', '2024-01-29T11:00:00Z', 'Chrome'),
-    pageview('bob', '2024-01-31T23:59:59Z', 'Firefox'),
+    pageview('bob', '2024-01-31T23:59:59Z', 'Firefox', { $set: { plan: 'free' } }),
     pageview('bob', '2024-02-01T00:00:00Z', 'Firefox'),
     pageview('carol', '2024-02-01T08:00:00Z', 'Safari'),
     pageview('alice', '2024-02-03T23:30:00Z', 'Chrome'),
@@ -51,6 +54,7 @@ const series = async (query: string) => {
   return res.body.result as {
     label: string;
     data: number[];
+    labels: string[];
     days: (string | number)[];
     count: number;
     breakdown_value?: string;
@@ -85,6 +89,26 @@ describe('insights/trend (Volume)', () => {
     expect(s!.count).toBe(7);
   });
 
+  it('starts date_from=all at the project’s first event (anon-a, 2024-01-28 10:00)', async () => {
+    const [s] = await series(`events=${PV}&date_from=all&interval=day`);
+    expect(s!.days).toEqual([
+      '2024-01-28',
+      '2024-01-29',
+      '2024-01-30',
+      '2024-01-31',
+      '2024-02-01',
+      '2024-02-02',
+      '2024-02-03',
+      '2024-02-04',
+      '2024-02-05',
+    ]);
+    expect(s!.data).toEqual([1, 2, 0, 1, 2, 0, 1, 1, 0]);
+    const [hours] = await series(`events=${PV}&date_from=all&interval=hour`);
+    expect(hours!.days[0]).toBe('2024-01-28 10:00:00');
+    expect(hours!.days).toHaveLength(195); // 2024-01-28 10:00 … 2024-02-05 12:00
+    expect(hours!.count).toBe(8);
+  });
+
   it('counts a merged person once (math dau)', async () => {
     const [s] = await series(`events=${PV_DAU}&date_from=-7d&interval=day`);
     expect(s!.data).toEqual([1, 0, 1, 2, 0, 1, 1, 0]);
@@ -97,6 +121,22 @@ describe('insights/trend (Volume)', () => {
       ['Firefox', [0, 0, 1, 1, 0, 0, 0, 0]],
       ['Safari', [0, 0, 0, 1, 0, 0, 0, 0]],
     ]);
+  });
+
+  it('breaks down by a person property: the person’s value now, after merges', async () => {
+    const result = await series(
+      `events=${PV}&date_from=-7d&interval=day&breakdown=plan&breakdown_type=person`,
+    );
+    // anon-a's pageview counts as "paid": anon-a was merged into alice, who is on the paid plan
+    expect(result.map((s) => [s.label, s.breakdown_value, s.data])).toEqual([
+      ['$pageview - paid', 'paid', [2, 0, 0, 0, 0, 1, 1, 0]],
+      ['$pageview - free', 'free', [0, 0, 1, 1, 0, 0, 0, 0]],
+      ['$pageview - none', '', [0, 0, 0, 1, 0, 0, 0, 0]],
+    ]);
+    const [paid] = await series(
+      `events=${PV_DAU}&date_from=-7d&interval=day&breakdown=plan&breakdown_type=person`,
+    );
+    expect(paid!.data).toEqual([1, 0, 0, 0, 0, 1, 1, 0]);
   });
 
   it('buckets weeks from Sunday and months at the UTC boundary', async () => {
@@ -127,6 +167,17 @@ describe('persons/trends', () => {
       `trends/?events=${PV}&date_from=2024-02-01&interval=day&breakdown=$browser&breakdown_value=Firefox`,
     );
     expect(names(body)).toEqual(['bob']);
+  });
+
+  it('restricts to a person breakdown value, empty for persons without the property', async () => {
+    const point = `trends/?events=${PV}&date_from=2024-02-01&interval=day&breakdown=plan&breakdown_type=person`;
+    expect(names(await people(`${point}&breakdown_value=free`))).toEqual(['bob']);
+    expect(names(await people(`${point}&breakdown_value=`))).toEqual(['carol']);
+    const paid = await people(
+      `trends/?events=${PV}&date_from=2024-01-29&interval=day&breakdown=plan&breakdown_type=person&breakdown_value=paid`,
+    );
+    expect(names(paid)).toEqual(['alice@example.com']);
+    expect(paid.results[0]!.people).toHaveLength(1);
   });
 
   it('takes a relative date for the point and pages with next', async () => {
@@ -201,6 +252,61 @@ describe('lifecycle', () => {
       `lifecycle/?events=${PV}&${range}&lifecycle_type=returning&target_date=2024-01-29`,
     );
     expect(names(returning)).toEqual(['alice@example.com']);
+  });
+});
+
+describe('stickiness and lifecycle by week and month (UTC boundaries)', () => {
+  // weeks from -14d: Jan 21–27, Jan 28–Feb 3, Feb 4–10; alice (anon-a merged in) is active in
+  // the last two, bob (Jan 31 23:59:59, Feb 1 00:00) and carol (Feb 1) in the second only
+  const weeks = 'date_from=-14d&interval=week';
+  // bob's two pageviews fall in January and in February, one second apart
+  const months = 'date_from=2024-01-01&date_to=2024-02-29&interval=month';
+
+  it('counts active weeks and months per person', async () => {
+    const [w] = await series(`events=${PV}&${weeks}&shown_as=Stickiness`);
+    expect(w!.days).toEqual([1, 2, 3]);
+    expect(w!.data).toEqual([2, 1, 0]);
+    expect(w!.labels).toEqual(['1 week', '2 weeks', '3 weeks']);
+    const [m] = await series(`events=${PV}&${months}&shown_as=Stickiness`);
+    expect(m!.data).toEqual([1, 2]);
+    expect(names(await people(`stickiness/?events=${PV}&${weeks}&stickiness_days=2`))).toEqual([
+      'alice@example.com',
+    ]);
+    expect(names(await people(`stickiness/?events=${PV}&${months}&stickiness_days=2`))).toEqual([
+      'alice@example.com',
+      'bob',
+    ]);
+  });
+
+  it('classifies persons per week and per month', async () => {
+    const byStatus = async (range: string) =>
+      Object.fromEntries(
+        (await series(`events=${PV}&${range}&shown_as=Lifecycle`)).map((s) => [s.status, s.data]),
+      );
+    expect(await byStatus(weeks)).toEqual({
+      new: [0, 3, 0],
+      returning: [0, 0, 1],
+      resurrecting: [0, 0, 0],
+      dormant: [0, 0, -2],
+    });
+    expect(await byStatus(months)).toEqual({
+      new: [2, 1],
+      returning: [0, 2],
+      resurrecting: [0, 0],
+      dormant: [0, 0],
+    });
+    const at = (type: string, date: string, range: string) =>
+      people(`lifecycle/?events=${PV}&${range}&lifecycle_type=${type}&target_date=${date}`);
+    expect(names(await at('dormant', '2024-02-05', weeks))).toEqual(['bob', 'carol']);
+    expect(names(await at('new', '2024-01-30', weeks))).toEqual([
+      'alice@example.com',
+      'bob',
+      'carol',
+    ]);
+    expect(names(await at('returning', '2024-02-29', months))).toEqual([
+      'alice@example.com',
+      'bob',
+    ]);
   });
 });
 
