@@ -1,4 +1,4 @@
-import http from 'node:http';
+import net from 'node:net';
 
 export type OpenLoopResult = {
   rate: number;
@@ -12,11 +12,81 @@ export type OpenLoopResult = {
 
 type Req = { method: string; path: string; headers: Record<string, string>; body?: string };
 
+/** One keep-alive connection carrying one request at a time; responses parsed just enough. */
+class Connection {
+  private buffered: Buffer = Buffer.alloc(0);
+  private due = 0;
+  onDone: (due: number, status: number) => void = () => {};
+  readonly socket: net.Socket;
+  busy = false;
+  error = '';
+
+  constructor(host: string, port: number) {
+    this.socket = net.connect({ host, port, noDelay: true });
+    this.socket.on('data', (chunk) => this.read(chunk));
+    this.socket.on('error', (e) => {
+      this.error = e.message;
+    });
+    this.socket.on('close', () => {
+      // A request the server never answered is a failure, not a hang of the bench.
+      if (this.busy) {
+        this.busy = false;
+        this.onDone(this.due, 0);
+      }
+    });
+  }
+
+  /** what a stuck connection holds, for the bench's error message */
+  describe() {
+    return `${this.socket.destroyed ? 'closed' : 'open'} ${this.error} ${this.buffered.length} bytes: ${this.buffered.toString('latin1', 0, 200)}`;
+  }
+
+  send(request: Buffer, due: number) {
+    this.busy = true;
+    this.due = due;
+    this.socket.write(request);
+  }
+
+  private read(chunk: Buffer) {
+    this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
+    const headEnd = this.buffered.indexOf('\r\n\r\n');
+    if (headEnd < 0) return;
+    const head = this.buffered.toString('latin1', 0, headEnd);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    let end: number;
+    if (length) end = headEnd + 4 + Number(length[1]);
+    else {
+      // chunked: the answer ends with the zero-length chunk
+      const last = this.buffered.indexOf('\r\n0\r\n\r\n', headEnd);
+      if (last < 0) return;
+      end = last + 7;
+    }
+    if (this.buffered.length < end) return;
+    if (process.env.BENCH_DEBUG && !head.startsWith('HTTP/1.1 200'))
+      process.stderr.write(`${this.buffered.toString('latin1', 0, end)}\n`);
+    this.buffered = this.buffered.subarray(end);
+    this.busy = false;
+    this.onDone(this.due, Number(head.slice(9, 12)));
+  }
+}
+
+function serialise(r: Req, host: string): Buffer {
+  const body = r.body === undefined ? undefined : Buffer.from(r.body);
+  const lines = [`${r.method} ${r.path} HTTP/1.1`, `host: ${host}`];
+  // autocannon writes its own content-length into a request's headers object: never repeat it
+  for (const [k, v] of Object.entries(r.headers))
+    if (!/^(content-length|host)$/i.test(k)) lines.push(`${k}: ${v}`);
+  if (body) lines.push(`content-length: ${body.length}`);
+  const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+  return body ? Buffer.concat([head, body]) : head;
+}
+
 /**
- * Open-loop load at a fixed rate, requests evenly spaced (a few each millisecond), latency from the
- * moment a request was due, so queueing counts (no coordinated omission). autocannon's
- * `overallRate` sends each second's quota in bursts, which inflates the tail even for a hello
- * world; this is the measure of "p99 at half the peak rate".
+ * Open-loop load at a fixed rate, requests evenly spaced, latency from the moment a request was
+ * due, so queueing counts (no coordinated omission). autocannon's `overallRate` sends each
+ * second's quota in bursts, and Node's http client costs tens of µs a request on the cores the
+ * server needs; this generator writes prepared bytes on raw keep-alive sockets (one request in
+ * flight per socket; a request due while every socket is busy waits, and that wait counts).
  */
 export async function openLoop(
   base: string,
@@ -24,64 +94,77 @@ export async function openLoop(
   rate: number,
   seconds: number,
   sockets = 50,
-  /** requests due in the first second open the connections and are not counted */
+  /** requests due in the first second warm the connections and are not counted */
   warmupMs = 1_000,
 ): Promise<OpenLoopResult> {
   const url = new URL(base);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  const latencies: number[] = [];
-  let sent = 0;
+  const total = Math.round(rate * (seconds + warmupMs / 1000));
+  // Prepared before the clock starts: building bodies is the generator's work, not the server's.
+  const requests = Array.from({ length: total }, (_, i) => serialise(make(i), url.host));
+  const connections = Array.from(
+    { length: sockets },
+    () => new Connection(url.hostname, Number(url.port)),
+  );
+  await Promise.all(connections.map((c) => new Promise((r) => c.socket.once('connect', r))));
+  const latencies = new Float64Array(total);
+  let measured = 0;
   let ok = 0;
-  const inFlight = new Set<Promise<void>>();
-  const send = (i: number, due: number) => {
-    const r = make(i);
-    const p = new Promise<void>((resolve) => {
-      const req = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          method: r.method,
-          path: r.path,
-          headers: r.body
-            ? { ...r.headers, 'content-length': Buffer.byteLength(r.body) }
-            : r.headers,
-          agent,
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (due < start + warmupMs) return void resolve();
-            latencies.push(performance.now() - due);
-            if (trace) trace.push([due - start, performance.now() - due]);
-            if (res.statusCode === 200) ok++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => resolve());
-      req.end(r.body);
-    });
-    inFlight.add(p);
-    void p.then(() => inFlight.delete(p));
-  };
-  const start = performance.now();
+  let answered = 0;
+  let sent = 0;
+  const idle: Connection[] = [...connections];
   /** BENCH_TRACE=1 prints when the slowest requests were due: periodic stalls show as a pattern */
   const trace: [number, number][] | undefined = process.env.BENCH_TRACE ? [] : undefined;
-  const total = Math.round(rate * (seconds + warmupMs / 1000));
+  let start = 0;
+  let finished: () => void = () => {};
+  const allAnswered = new Promise<void>((r) => {
+    finished = r;
+  });
+  const dueAt = (i: number) => start + (i * 1000) / rate;
+  const dispatch = () => {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+    while (sent < due && idle.length > 0) {
+      const i = sent++;
+      idle.pop()!.send(requests[i]!, dueAt(i));
+    }
+  };
+  for (const c of connections) {
+    c.onDone = (due, status) => {
+      lastAnswer = performance.now();
+      const latency = lastAnswer - due;
+      if (due >= start + warmupMs) {
+        latencies[measured++] = latency;
+        if (status === 200) ok++;
+        trace?.push([due - start, latency]);
+      }
+      if (!c.socket.destroyed) idle.push(c);
+      if (++answered === total) finished();
+      else dispatch();
+    };
+  }
+  start = performance.now();
+  let lastAnswer = start;
   await new Promise<void>((done) => {
     const tick = () => {
-      const elapsed = performance.now() - start;
-      const due = Math.min(total, Math.floor((elapsed / 1000) * rate));
-      while (sent < due) send(sent, start + (sent++ * 1000) / rate);
-      if (sent >= total) return done();
+      dispatch();
+      if (sent >= total || performance.now() - lastAnswer > 10_000) return done();
       setTimeout(tick, 1);
     };
     tick();
   });
-  await Promise.all(inFlight);
+  const stuck = await Promise.race([
+    allAnswered.then(() => false),
+    new Promise<boolean>((r) => setTimeout(() => r(true), sent >= total ? 30_000 : 0).unref()),
+  ]);
+  if (stuck)
+    throw new Error(
+      `open loop: ${total - answered} of ${total} requests unanswered (${sent} sent); ${connections
+        .filter((c) => c.busy || c.socket.destroyed)
+        .map((c) => c.describe())
+        .join(' | ')}`,
+    );
   const elapsed = (performance.now() - start - warmupMs) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
+  for (const c of connections) c.socket.destroy();
+  const sorted = latencies.subarray(0, measured).sort();
   if (trace) {
     // 100 ms windows holding a request slower than 5 ms: when, how slow, how many
     const windows = new Map<number, { max: number; n: number }>();
@@ -97,8 +180,7 @@ export async function openLoop(
       `stalls (window s: max ms ×count>5ms): ${shown.map(([w, v]) => `${(w / 10).toFixed(1)}: ${v.max.toFixed(0)}×${v.n}`).join(', ')}\n`,
     );
   }
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   const round = (n: number) => Math.round(n * 100) / 100;
   return {
     rate,
