@@ -18,6 +18,7 @@ const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '1000000' },
     persons: { type: 'string', default: '100000' },
+    keep: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -25,7 +26,8 @@ if (values.help) {
   console.log(`bench/rebuild — rebuild time of the persons and ClickHouse read models
 usage: npm run bench:rebuild -- [--events N] [--persons N]
   --events   events to capture first (default 1000000)
-  --persons  persons they belong to (default 100000)`);
+  --persons  persons they belong to (default 100000)
+  --keep DIR keep the captured data in DIR (reused when it exists: only the rebuilds run)`);
   process.exit(0);
 }
 const EVENTS = Number(values.events);
@@ -85,11 +87,8 @@ function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: str
   });
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rebuild-'));
-try {
-  log(
-    `bench/rebuild: ${os.cpus().length} cores, node ${process.version}, ${EVENTS.toLocaleString('en-US')} events, ${PERSONS.toLocaleString('en-US')} persons`,
-  );
+/** Captures the history through a running server, then stops it; returns how many events. */
+async function captureHistory(): Promise<number> {
   const server = await startProcess('src/main.ts', {
     DATA_DIR: dataDir,
     PORT: '0',
@@ -130,6 +129,17 @@ try {
     `captured ${sent.toLocaleString('en-US')} events in ${((Date.now() - t0) / 1000).toFixed(1)} s; stopping the server`,
   );
   await server.stop();
+  return sent;
+}
+
+const reuse = values.keep !== undefined && fs.existsSync(path.join(values.keep, 'postgres'));
+const dataDir = values.keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rebuild-'));
+try {
+  log(
+    `bench/rebuild: ${os.cpus().length} cores, node ${process.version}, ${EVENTS.toLocaleString('en-US')} events, ${PERSONS.toLocaleString('en-US')} persons`,
+  );
+  let sent = reuse ? EVENTS : 0;
+  if (!reuse) sent = await captureHistory();
   const persons = await cli(dataDir, 'rebuild', 'persons', '--json');
   log(`rebuild persons: ${(persons.ms / 1000).toFixed(1)} s`);
   const events = await cli(dataDir, 'rebuild', 'events', '--json');
@@ -144,5 +154,5 @@ try {
       `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} |`,
     );
 } finally {
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (values.keep === undefined) fs.rmSync(dataDir, { recursive: true, force: true });
 }

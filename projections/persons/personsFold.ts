@@ -74,6 +74,8 @@ export type PersonWarning = {
  */
 export type WorkingSet = {
   persons: Map<number, PersonRow>;
+  /** `${projectId}|${uuid}` → id of the live person holding that uuid (kept with `persons`) */
+  personUuids: Map<string, number>;
   /** `${projectId}|${distinctId}` → person id, or null when known to have none */
   mapping: Map<string, number | null>;
   nextPersonId: number;
@@ -164,9 +166,8 @@ function createPerson(
   createdAt: string,
   isIdentified: boolean,
 ): PersonRow {
-  const taken = [...ws.persons.values()].some(
-    (p) => p.uuid === uuid && p.projectId === projectId && !ws.deletedPersons.has(p.id),
-  );
+  // An index, not a scan of the working set: a bulk rebuild folds tens of thousands of persons in one set.
+  const taken = ws.personUuids.has(`${projectId}|${uuid}`);
   const person: PersonRow = {
     id: ws.nextPersonId++,
     uuid: taken ? uuidv5(`${uuid}:${ws.nextPersonId}`, PERSON_UUID_NAMESPACE) : uuid,
@@ -177,7 +178,7 @@ function createPerson(
     version: 0,
     distinctIds: [],
   };
-  ws.persons.set(person.id, person);
+  holdPerson(ws, person);
   for (const d of distinctIds) attach(ws, person, d);
   return person;
 }
@@ -193,6 +194,14 @@ function deletePerson(ws: WorkingSet, person: PersonRow): void {
     }
   }
   ws.persons.delete(person.id);
+  const uuidKey = `${person.projectId}|${person.uuid}`;
+  if (ws.personUuids.get(uuidKey) === person.id) ws.personUuids.delete(uuidKey);
+}
+
+/** Puts a person into the working set (loaded or created), with its uuid in the index. */
+export function holdPerson(ws: WorkingSet, person: PersonRow): void {
+  ws.persons.set(person.id, person);
+  ws.personUuids.set(`${person.projectId}|${person.uuid}`, person.id);
 }
 
 const warn = (ws: WorkingSet, d: EventCapturedData, type: string, details: Properties): void => {
@@ -421,6 +430,7 @@ export function applyToWorkingSet(ws: WorkingSet, event: RecordedEvent): void {
 
 export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1): WorkingSet => ({
   persons: new Map(),
+  personUuids: new Map(),
   mapping: new Map(),
   nextPersonId,
   nextOrd,

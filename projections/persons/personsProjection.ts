@@ -8,6 +8,7 @@ import {
   emptyWorkingSet,
   type GroupRow,
   groupKeyOf,
+  holdPerson,
   keysOf,
   mappingKey,
   PERSON_UUID_NAMESPACE,
@@ -109,7 +110,7 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
       version: p.version,
       distinctIds: p.distinct_ids ?? [],
     };
-    ws.persons.set(p.id, row);
+    holdPerson(ws, row);
     for (const d of row.distinctIds) ws.mapping.set(mappingKey(row.projectId, d), row.id);
   }
   const projects = [...new Set(pairs.map((x) => x[0]).concat(groupKeys.map((g) => g[0])))];

@@ -42,6 +42,8 @@ CREATE INDEX IF NOT EXISTS event_log_type_position ON event_log (type, position)
 const APPEND_LOCK_KEY = 0x6576_656e_746c_6f67n; // "eventlog"
 export const NOTIFY_CHANNEL = 'event_log_appended';
 const LIVE_READ_INTERVAL_MS = 5;
+/** Up to this many event types a read merges per-type index scans; past it, one filtered scan. */
+const MAX_MERGED_TYPES = 32;
 
 type Row = {
   position: string;
@@ -80,7 +82,11 @@ function filterSql(filter: AllFilter | undefined, params: unknown[]): string {
       `EXISTS (SELECT 1 FROM unnest($${params.length}::text[]) AS p WHERE starts_with(stream_name, p))`,
     );
   }
-  if (filter?.eventTypes && filter.eventTypes.length > 0) {
+  if (filter?.eventTypes?.length === 1) {
+    // Equality, not ANY: the planner then walks the (type, position) index in order
+    params.push(filter.eventTypes[0]);
+    clauses.push(`type = $${params.length}`);
+  } else if (filter?.eventTypes && filter.eventTypes.length > 0) {
     params.push(filter.eventTypes);
     clauses.push(`type = ANY($${params.length}::text[])`);
   }
@@ -230,11 +236,29 @@ export function createPostgresEventStore(
       params.push(options.before.toString());
       where += ` AND position < $${params.length}`;
     }
-    where += filterSql(options.filter, params);
+    const types = options.filter?.eventTypes ?? [];
+    const order = `ORDER BY position ${backwards ? 'DESC' : 'ASC'}`;
+    if (types.length < 2 || types.length > MAX_MERGED_TYPES) {
+      where += filterSql(options.filter, params);
+      params.push(options.maxCount ?? null);
+      const { rows } = await pool.query<Row>(
+        `SELECT ${COLUMNS} FROM event_log WHERE ${where} ${order} LIMIT $${params.length}`,
+        params,
+      );
+      return rows.map(toRecorded);
+    }
+    // Several types: one ordered index scan per type, merged (Merge Append). With `type = ANY(…)`
+    // Postgres reads every matching row after the position and sorts them for each page, which
+    // made a replay quadratic (81 ms a page at position 100,000 of 200,000, against 5 ms).
+    where += filterSql({ ...options.filter, eventTypes: [] }, params);
     params.push(options.maxCount ?? null);
+    const limit = `$${params.length}`;
+    const branches = types.map((t) => {
+      params.push(t);
+      return `(SELECT ${COLUMNS} FROM event_log WHERE ${where} AND type = $${params.length} ${order} LIMIT ${limit})`;
+    });
     const { rows } = await pool.query<Row>(
-      `SELECT ${COLUMNS} FROM event_log WHERE ${where}
-       ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+      `SELECT * FROM (${branches.join(' UNION ALL ')}) AS merged ${order} LIMIT ${limit}`,
       params,
     );
     return rows.map(toRecorded);

@@ -3,6 +3,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
 import { createClickHouseProjectionRunner } from './clickhouseProjectionRunner.ts';
+import type { RebuildProgress } from './rebuildProjection.ts';
 
 export class ProjectionBusyError extends Error {}
 
@@ -16,6 +17,7 @@ export async function rebuildClickHouseProjection(
   pool: pg.Pool,
   ch: ClickHouse,
   projection: ChProjection,
+  options: { onProgress?: (p: RebuildProgress) => void; progressEveryMs?: number } = {},
 ): Promise<{ name: string; position: bigint }> {
   const id = chCheckpointId(projection);
   const client = await pool.connect();
@@ -38,9 +40,23 @@ export async function rebuildClickHouseProjection(
     client.release();
   }
   const runner = createClickHouseProjectionRunner(store, pool, ch, projection);
+  const name = `clickhouse:${projection.name}`;
+  const head = await store.headPosition();
   await runner.start();
-  await runner.caughtUp();
+  const report = () => {
+    const position = runner.status().position;
+    options.onProgress?.({ name, position, head, events: 0 });
+  };
+  const ticker = options.onProgress
+    ? setInterval(report, options.progressEveryMs ?? 500)
+    : undefined;
+  try {
+    await runner.caughtUp();
+  } finally {
+    clearInterval(ticker);
+  }
+  report();
   const { position } = runner.status();
   await runner.stop();
-  return { name: `clickhouse:${projection.name}`, position };
+  return { name, position };
 }

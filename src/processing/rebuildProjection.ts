@@ -4,6 +4,14 @@ import { checkpointId, lockCheckpoint, type PgProjection, storeCheckpoint } from
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
 
+/** Where a rebuild is: the log position it has applied, the head it is replaying up to, events applied. */
+export type RebuildProgress = Readonly<{
+  name: string;
+  position: bigint;
+  head: bigint;
+  events: number;
+}>;
+
 /**
  * Replays the log from position 0 into fresh tables in a shadow schema while the live read model
  * keeps serving, then swaps the tables in under the checkpoint lock after a final catch-up. The
@@ -13,8 +21,12 @@ export async function rebuildProjection(
   store: EventStore,
   pool: pg.Pool,
   projection: PgProjection,
-  batchSize = 1000,
+  options: { batchSize?: number; onProgress?: (p: RebuildProgress) => void } = {},
 ): Promise<RebuildResult> {
+  // Large pages: a projection loads and saves what a batch touches once per batch, so the replay
+  // runs in a few big statements instead of thousands of small ones (issue #11: 200,000 events
+  // rebuilt into persons in 26 s with pages of 1,000, 10 s with 50,000).
+  const batchSize = options.batchSize ?? 50_000;
   const shadow = `rebuild_${projection.name}`;
   const client = await pool.connect();
   let count = 0;
@@ -26,23 +38,32 @@ export async function rebuildProjection(
     await client.query(projection.schema);
 
     let position = -1n;
-    /** Applies the next batch after `position` (none past `upTo`); returns how many events it applied. */
-    const applyNext = async (upTo?: bigint): Promise<number> => {
-      const batch = await store.readAll({
-        after: position < 0n ? 'start' : position,
+    const read = (after: bigint) =>
+      store.readAll({
+        after: after < 0n ? 'start' : after,
         maxCount: batchSize,
         filter: projection.filter,
       });
+    // The next page is read while this one is applied: the log's reads and the fold overlap.
+    let ahead: { after: bigint; page: ReturnType<typeof read> } | undefined;
+    /** Applies the next batch after `position` (none past `upTo`); returns how many events it applied. */
+    const applyNext = async (upTo?: bigint): Promise<number> => {
+      const batch = await (ahead?.after === position ? ahead.page : read(position));
+      ahead = undefined;
+      const last = batch[batch.length - 1]?.position;
+      if (batch.length === batchSize && last !== undefined && (upTo === undefined || last < upTo))
+        ahead = { after: last, page: read(last) };
       const wanted = upTo === undefined ? batch : batch.filter((e) => e.position <= upTo);
       if (wanted.length === 0) return 0;
       await projection.handle(wanted, client);
       count += wanted.length;
       position = wanted[wanted.length - 1]!.position;
+      options.onProgress?.({ name: projection.name, position, head, events: count });
       return wanted.length;
     };
 
     // Bulk of the replay, up to the head seen now, in short transactions that never block the live projector.
-    const head = await store.headPosition();
+    let head = await store.headPosition();
     for (let applied = batchSize; applied === batchSize; ) {
       await client.query('BEGIN');
       applied = await applyNext(head);
@@ -53,6 +74,7 @@ export async function rebuildProjection(
     await client.query('BEGIN');
     const id = checkpointId(projection);
     await lockCheckpoint(client, id);
+    head = await store.headPosition();
     while ((await applyNext()) === batchSize);
     for (const table of projection.tables) {
       await client.query(`DROP TABLE IF EXISTS public.${table} CASCADE`);

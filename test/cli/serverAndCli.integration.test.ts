@@ -32,12 +32,15 @@ const stopServer = async (s: ServerProcess) => {
   return code;
 };
 
+/** Progress lines (stderr) of the last call */
+let progress = '';
 const cli = async (...args: string[]) => {
-  const { stdout } = await run(
+  const { stdout, stderr } = await run(
     process.execPath,
     ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'],
     { cwd: root, env: baseEnv },
   );
+  progress = stderr;
   return JSON.parse(stdout.trim().split('\n').pop()!);
 };
 
@@ -139,6 +142,8 @@ describe('npm start and the CLI on one data dir', () => {
     expect(
       rebuilt.rebuilt.find((r: { name: string }) => r.name === 'clickhouse:events').skipped,
     ).toMatch(/.+/);
+    // Not a terminal: plain progress lines on stderr, each read model ending at 100 %.
+    expect(progress).toMatch(/^persons: (\d+)\/\1 positions \(100 %\), \d+ events\/s/m);
 
     expect(await stopServer(server)).toBe(0);
     // With the server stopped the ClickHouse events table can be replayed from the log too.
@@ -147,6 +152,9 @@ describe('npm start and the CLI on one data dir', () => {
       { name: 'clickhouse:events', position: expect.stringMatching(/^\d+$/) },
       { name: 'clickhouse:person_distinct_id', position: expect.stringMatching(/^\d+$/) },
     ]);
+    expect(progress).toMatch(
+      /^clickhouse:events \+ clickhouse:person_distinct_id: (\d+)\/\1 positions \(100 %\)/m,
+    );
     server = await startServer();
     const listed = await get(
       `${server.url}/api/projects/@current/events/?distinct_id=cli-user`,

@@ -137,6 +137,40 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       expect(await store.headPosition()).toBe(back[0]!.position);
     });
 
+    it('reads all filtered by several event types in log order, paged, forwards and backwards', async () => {
+      const store = await open();
+      const tag = randomUUID().slice(0, 8);
+      const [a, b, c] = [`A${tag}`, `B${tag}`, `C${tag}`];
+      const start = await store.headPosition();
+      // interleaved: A B C A A B C B A …, one stream each, so order across types is the log's
+      const types = [a, b, c, a, a, b, c, b, a, c, b, a];
+      for (const [n, t] of types.entries())
+        await store.appendToStream(stream(t), [ev(t, n)], { expectedRevision: 'no_stream' });
+      const filter = { eventTypes: [a, b] };
+      const expected = types.flatMap((t, n) => (t === c ? [] : [n]));
+      const pages: number[][] = [];
+      let after: bigint | 'start' = start < 0n ? 'start' : start;
+      for (;;) {
+        const page = await store.readAll({ after, maxCount: 3, filter });
+        if (page.length === 0) break;
+        pages.push(page.map((e) => (e.data as { n: number }).n));
+        after = page[page.length - 1]!.position;
+      }
+      expect(pages.flat()).toEqual(expected);
+      expect(pages.slice(0, -1).every((p) => p.length === 3)).toBe(true);
+      const back = await store.readAll({ direction: 'backwards', maxCount: 4, filter });
+      expect(back.map((e) => (e.data as { n: number }).n)).toEqual(expected.slice(-4).reverse());
+      const before = await store.readAll({
+        direction: 'backwards',
+        before: back[3]!.position,
+        maxCount: 2,
+        filter,
+      });
+      expect(before.map((e) => (e.data as { n: number }).n)).toEqual(
+        expected.slice(-6, -4).reverse(),
+      );
+    });
+
     it('subscribes to all: catches up from a checkpoint, then delivers live events in order, exactly once', async () => {
       const store = await open();
       const cat = `s${randomUUID().replace(/-/g, '').slice(0, 10)}`;
