@@ -3,9 +3,11 @@
  *   npm run bench:rebuild [-- --events 1000000 --persons 100000]
  * Captures the history through /batch/ (a running server, embedded default): per person a few
  * $pageview/clicked events, one in three $identify'd from an anonymous id, one in five aliased,
- * $set/$set_once on a quarter of the events, $groups (company) on a fifth; then stops the server
- * and times `npm run cli -- rebuild persons` and `rebuild events` (the ClickHouse events table and
- * the distinct id map: chDB allows one process, so the server must be down), as a user runs them.
+ * $set/$set_once on a quarter of the events, $groups (company) on a fifth; then starts the server
+ * again and times, beside it, `npm run cli -- rebuild persons` and `rebuild events` (the ClickHouse
+ * events table and the distinct id map, which the running server rebuilds on the CLI's request:
+ * embedded chDB lives in its process), as a user runs them, while a probe asks the server for a
+ * page of events every 100 ms (its latency and failures show whether it kept answering).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,6 +35,7 @@ usage: npm run bench:rebuild -- [--events N] [--persons N]
 const EVENTS = Number(values.events);
 const PERSONS = Number(values.persons);
 const TOKEN = 'phc_bench_rebuild_key';
+const PERSONAL = 'phx_bench_rebuild_personal';
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
 
 function personEvents(p: number, count: number): Record<string, unknown>[] {
@@ -87,13 +90,45 @@ function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: str
   });
 }
 
+/** Asks the server for a page of events every 100 ms until stopped: does it keep answering? */
+function startProbe(url: string) {
+  const latencies: number[] = [];
+  let failed = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t0 = performance.now();
+      const res = await fetch(`${url}/api/projects/@current/events/?limit=10`, {
+        headers: { authorization: `Bearer ${PERSONAL}` },
+        signal: AbortSignal.timeout(30_000),
+      }).catch(() => undefined);
+      if (res?.ok) latencies.push(performance.now() - t0);
+      else failed++;
+      await res?.arrayBuffer().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      latencies.sort((a, b) => a - b);
+      const at = (q: number) =>
+        Math.round(
+          latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0,
+        );
+      return { ok: latencies.length, failed, p99: at(0.99), max: at(1) };
+    },
+  };
+}
+
 /** Captures the history through a running server, then stops it; returns how many events. */
 async function captureHistory(): Promise<number> {
   const server = await startProcess('src/main.ts', {
     DATA_DIR: dataDir,
     PORT: '0',
     INIT_PROJECT_API_KEY: TOKEN,
-    INIT_PERSONAL_API_KEY: 'phx_bench_rebuild_personal',
+    INIT_PERSONAL_API_KEY: PERSONAL,
     LOG_LEVEL: 'warn',
   });
   const perPerson = Math.max(1, Math.round(EVENTS / PERSONS));
@@ -140,19 +175,35 @@ try {
   );
   let sent = reuse ? EVENTS : 0;
   if (!reuse) sent = await captureHistory();
-  const persons = await cli(dataDir, 'rebuild', 'persons', '--json');
-  log(`rebuild persons: ${(persons.ms / 1000).toFixed(1)} s`);
-  const events = await cli(dataDir, 'rebuild', 'events', '--json');
-  log(`rebuild events: ${(events.ms / 1000).toFixed(1)} s`);
-  console.log('| read model | events replayed | wall s | events/s |');
-  console.log('|---|---|---|---|');
-  for (const [name, r] of [
-    ['persons (Postgres)', persons],
-    ['ClickHouse events + distinct id map', events],
-  ] as const)
+  const server = await startProcess('src/main.ts', {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    const timed = async (label: string, ...args: string[]) => {
+      const probe = startProbe(server.url);
+      const r = await cli(dataDir, ...args);
+      const p = await probe.stop();
+      log(`${label}: ${(r.ms / 1000).toFixed(1)} s`);
+      return { ...r, probe: p };
+    };
+    const persons = await timed('rebuild persons', 'rebuild', 'persons', '--json');
+    const events = await timed('rebuild events', 'rebuild', 'events', '--json');
     console.log(
-      `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} |`,
+      '| read model | events replayed | wall s | events/s | server meanwhile: answers, failures, p99 / max ms |',
     );
+    console.log('|---|---|---|---|---|');
+    for (const [name, r] of [
+      ['persons (Postgres)', persons],
+      ['ClickHouse events + distinct id map', events],
+    ] as const)
+      console.log(
+        `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} | ${r.probe.ok}, ${r.probe.failed}, ${r.probe.p99} / ${r.probe.max} |`,
+      );
+  } finally {
+    await server.stop();
+  }
 } finally {
   if (values.keep === undefined) fs.rmSync(dataDir, { recursive: true, force: true });
 }

@@ -37,6 +37,8 @@ import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
+import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
+import { serveRebuildRequests } from './processing/rebuildRequests.ts';
 import { routes } from './routes.ts';
 import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
 import { openStores, type Stores } from './runtime/stores.ts';
@@ -220,6 +222,25 @@ export async function createService(
       )
     : undefined;
 
+  // Rebuilds the CLI asks for (`rebuild events` beside a running server: chDB is in this process).
+  const stopRebuilds = clickhouse
+    ? serveRebuildRequests({
+        pool: stores.pool,
+        run: (target, onProgress) => {
+          if (target !== 'events') throw new Error(`a running server rebuilds "events" only`);
+          const projections = chProjectionsFor(stores.pool);
+          return rebuildClickHouseModelsBeside({
+            ...stores,
+            ch: clickhouse,
+            projections,
+            runners,
+            onProgress,
+          });
+        },
+        onError: (error) => app.log.error({ err: error }, 'rebuild failed'),
+      })
+    : undefined;
+
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -233,6 +254,7 @@ export async function createService(
       (closing ??= (async () => {
         await app.close(); // stops accepting; waits for in-flight requests and their appends
         await deletions?.stop(); // lets a deletion run in progress finish
+        await stopRebuilds?.(); // lets a rebuild in progress finish
         await calculations.stop(); // lets a cohort calculation in progress finish
         await definitions.stop();
         await threads?.close();

@@ -47,6 +47,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) =>
     filter: { eventTypes: ['EventCaptured', 'PersonSplit', 'PersonDeleted'] },
     ddl,
     drop: (db) => [`DROP TABLE IF EXISTS ${db}.person_distinct_id`],
+    tables: ['person_distinct_id'],
     async insert(ch, events, dedupToken) {
       if (events.length === 0) return;
       const wanted = new Map<number, Set<string>>();

@@ -61,6 +61,7 @@ export const eventsProjection = chProjection<EventCaptured>({
     SETTINGS non_replicated_deduplication_window = 1000`,
   ],
   drop: (db) => [`DROP TABLE IF EXISTS ${db}.events`],
+  tables: ['events'],
   async insert(ch, events, dedupToken) {
     const now = new Date().toISOString();
     // Rows as arrays in the table's column order (JSONCompactEachRow): no key per value to write

@@ -18,6 +18,7 @@ import { isKnownScope, SCOPE_OBJECTS } from '../core/principal.ts';
 import { createProjectionRunner } from '../processing/projectionRunner.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { type RebuildProgress, rebuildProjection } from '../processing/rebuildProjection.ts';
+import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { openStores } from '../runtime/stores.ts';
 import { progressReporter } from './progress.ts';
@@ -212,9 +213,9 @@ async function run(
 }
 
 /**
- * The ClickHouse events table, replayed from the log. It needs the table to itself: with embedded
- * chDB a running server holds it, and with a ClickHouse server a running server holds the
- * projection's lock. Asked for by name this fails; as part of `all` it is reported as skipped.
+ * The ClickHouse read models, replayed from the log. With embedded chDB a running server holds
+ * them, so it rebuilds them itself on request; with a ClickHouse server a running server holds the
+ * projections' locks: asked for by name this fails, as part of `all` it is reported as skipped.
  */
 async function rebuildClickHouse(
   ctx: AppContext,
@@ -225,11 +226,10 @@ async function rebuildClickHouse(
 ) {
   let clickhouse: ClickHouse | undefined;
   try {
-    // chDB is in-process: a second process must not open the directory a running server uses.
+    // chDB is in-process: a second process must not open the directory a running server uses, so
+    // the running server rebuilds it, beside its live tables, and reports progress here.
     if (serverRunning && !config.clickhouseUrl)
-      throw new Error(
-        'a server running on this DATA_DIR holds the embedded ClickHouse; stop it first',
-      );
+      return await rebuildThroughServer(ctx.pool, 'events', { onProgress });
     clickhouse = await openClickHouse(
       config.clickhouseUrl,
       config.chdbPath,

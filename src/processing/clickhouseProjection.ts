@@ -15,6 +15,8 @@ export type ChProjection<E extends Event = Event> = Readonly<{
   ddl: (database: string) => string[];
   /** drops the tables (for a rebuild from 0) */
   drop: (database: string) => string[];
+  /** the tables `ddl` creates: a rebuild beside a running server builds them elsewhere and swaps them in */
+  tables: readonly string[];
   insert(ch: ClickHouse, events: readonly RecordedEvent<E>[], dedupToken: string): Promise<void>;
 }>;
 

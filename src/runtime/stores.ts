@@ -6,6 +6,7 @@ import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createPostgresEventStore, eventLogSchema } from '../eventStore/postgresEventStore.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
+import { rebuildRequestsSchema } from '../processing/rebuildRequests.ts';
 import { startEmbeddedPostgres } from './embeddedPostgres.ts';
 
 export type Stores = Readonly<{
@@ -36,6 +37,7 @@ export async function openStores(
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hogstream-migrate'))`);
       if (!config.eventstoreUrl) await tx.query(eventLogSchema);
       await tx.query(checkpointsSchema);
+      await tx.query(rebuildRequestsSchema);
       await tx.query(idSequencesSchema);
       for (const p of projections) await tx.query(p.schema);
     });

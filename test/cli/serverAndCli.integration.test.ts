@@ -134,16 +134,48 @@ describe('npm start and the CLI on one data dir', () => {
       [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })),
     );
 
-    // Postgres read models rebuild beside the running server; its embedded chDB is not free.
+    // Everything rebuilds beside the running server: the Postgres read models in shadow tables by
+    // the CLI, the ClickHouse ones (embedded chDB lives in the server's process) by the server on
+    // the CLI's request, into shadow tables swapped in at the end.
     const rebuilt = await cli('rebuild', 'all');
     expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(
-      expect.arrayContaining(['access', 'feature_flags', 'persons', 'clickhouse:events']),
+      expect.arrayContaining([
+        'access',
+        'feature_flags',
+        'persons',
+        'clickhouse:events',
+        'clickhouse:person_distinct_id',
+      ]),
     );
-    expect(
-      rebuilt.rebuilt.find((r: { name: string }) => r.name === 'clickhouse:events').skipped,
-    ).toMatch(/.+/);
+    expect(rebuilt.rebuilt.filter((r: { skipped?: string }) => r.skipped)).toEqual([]);
     // Not a terminal: plain progress lines on stderr, each read model ending at 100 %.
     expect(progress).toMatch(/^persons: (\d+)\/\1 positions \(100 %\), \d+ events\/s/m);
+    expect(progress).toMatch(
+      /^clickhouse:events \+ clickhouse:person_distinct_id: (\d+)\/\1 positions \(100 %\)/m,
+    );
+    // The server went on answering, from the swapped-in tables, and its live projection goes on.
+    const beside = await get(
+      `${server.url}/api/projects/@current/events/?distinct_id=cli-user`,
+      personalKey!,
+    );
+    expect(beside.body.results.map((e: { event: string }) => e.event).sort()).toEqual([
+      'e1',
+      'e2',
+      'e3',
+    ]);
+    await capture({ url: server.url, projectApiKey: projectKey! }, [
+      { event: 'e4', properties: { distinct_id: 'cli-user' } },
+    ]);
+    const live = await get(
+      `${server.url}/api/projects/@current/events/?distinct_id=cli-user`,
+      personalKey!,
+    );
+    expect(live.body.results.map((e: { event: string }) => e.event).sort()).toEqual([
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+    ]);
 
     expect(await stopServer(server)).toBe(0);
     // With the server stopped the ClickHouse events table can be replayed from the log too.
@@ -164,6 +196,7 @@ describe('npm start and the CLI on one data dir', () => {
       'e1',
       'e2',
       'e3',
+      'e4',
     ]);
     expect(server.output()).not.toMatch(/personal API key/);
     const after = await get(`${server.url}/api/projects/@current/feature_flags/`, personalKey!);
