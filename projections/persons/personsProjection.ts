@@ -316,4 +316,16 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
     for (const e of events) applyToWorkingSet(ws, e);
     await save(tx, ws);
   },
+  // A rebuild starts from empty tables, so the whole fold can live in one working set: an id
+  // absent from it has no person, as `load` would have found.
+  bulkFold() {
+    const ws = emptyWorkingSet();
+    return {
+      apply: (events) => {
+        for (const e of events) applyToWorkingSet(ws, e);
+      },
+      size: () => ws.persons.size + ws.mapping.size + ws.groups.size,
+      save: (tx) => save(tx, ws),
+    };
+  },
 });

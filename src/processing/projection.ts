@@ -24,6 +24,20 @@ export type PgProjection<E extends Event = Event> = Readonly<{
   maxWaitMs?: number;
   /** applies a batch inside the caller's transaction; never commits */
   handle(events: readonly RecordedEvent<E>[], tx: pg.PoolClient): Promise<void>;
+  /**
+   * For rebuilds (optional): a fold that keeps its state in memory from one page to the next, so
+   * a replay into empty tables neither loads what each page touches nor writes it page by page;
+   * the rebuild saves it when it grows past a bound (then goes on with `handle`) or at the end.
+   */
+  bulkFold?: () => BulkFold<E>;
+}>;
+
+export type BulkFold<E extends Event = Event> = Readonly<{
+  apply(events: readonly RecordedEvent<E>[]): void;
+  /** entries held (persons, mappings, …): what bounds the fold's memory */
+  size(): number;
+  /** writes everything folded so far into the (empty) tables, inside the caller's transaction */
+  save(tx: pg.PoolClient): Promise<void>;
 }>;
 
 /** Declares a Postgres projection; `E` types `filter.eventTypes` and the events `handle` gets. */
