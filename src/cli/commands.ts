@@ -1,0 +1,282 @@
+import { accessDeps } from '../../commands/access/accessDeps.ts';
+import { addProjectMember } from '../../commands/access/addProjectMember.ts';
+import { createPersonalApiKey } from '../../commands/access/createPersonalApiKey.ts';
+import { createProject } from '../../commands/access/createProject.ts';
+import { createRole } from '../../commands/access/createRole.ts';
+import { ensureUser } from '../../commands/access/ensureUser.ts';
+import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
+import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
+import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
+import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
+import { timeTravelDeps } from '../../queries/personTimeTravel/personSlice.ts';
+import { type AppContext, createAwaitProjection } from '../appContext.ts';
+import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
+import { type Config, loadConfig } from '../config.ts';
+import { isKnownScope, SCOPE_OBJECTS } from '../core/principal.ts';
+import { createProjectionRunner } from '../processing/projectionRunner.ts';
+import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
+import { type RebuildProgress, rebuildProjection } from '../processing/rebuildProjection.ts';
+import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
+import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
+import { openStores } from '../runtime/stores.ts';
+import { NotFound, UsageError } from './errors.ts';
+import { progressReporter } from './progress.ts';
+
+export type Options = {
+  json?: boolean;
+  name?: string;
+  owner?: string;
+  project?: string;
+  scopes?: string;
+  user?: string;
+  label?: string;
+  'access-level'?: string;
+  member?: string[];
+};
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`missing --${flag}`);
+  return value;
+}
+
+async function run(
+  ctx: AppContext,
+  words: string[],
+  o: Options,
+  config: Config,
+  serverRunning: boolean,
+): Promise<{ json: unknown; text: string }> {
+  const [noun, verb, arg] = words;
+  const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
+  const deps = accessDeps(ctx);
+  if (noun === 'project' && verb === 'create') {
+    const { userId } = await ensureUser(deps, { email: ownerEmail });
+    const project = await createProject(deps, {
+      name: required(o.name, 'name'),
+      ownerUserId: userId,
+    });
+    const key = await createPersonalApiKey(deps, {
+      userId,
+      scopes: ['*'],
+      scopedProjectIds: [project.projectId],
+      label: 'cli',
+    });
+    const json = {
+      project_id: project.projectId,
+      project_api_key: project.projectApiKey,
+      personal_api_key: key.personalApiKey,
+    };
+    return {
+      json,
+      text: `project ${json.project_id} created\n  project API key: ${json.project_api_key}\n  personal API key: ${json.personal_api_key}`,
+    };
+  }
+  if (noun === 'personal-key' && verb === 'create') {
+    const projectId = Number(required(o.project, 'project'));
+    const scopes = required(o.scopes, 'scopes')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const bad = scopes.find((s) => !isKnownScope(s));
+    if (!Number.isInteger(projectId)) throw new UsageError('--project must be a project id');
+    if (bad)
+      throw new UsageError(
+        `invalid scope "${bad}": use <object>:read or <object>:write (objects: ${SCOPE_OBJECTS.join(', ')}), or *`,
+      );
+    if (!(await deps.access.projectExists(projectId)))
+      throw new NotFound(`project ${projectId} does not exist`);
+    const { userId } = await ensureUser(deps, { email: o.user ?? ownerEmail });
+    await addProjectMember(deps, { projectId, userId, level: ACCESS_LEVEL.member });
+    const key = await createPersonalApiKey(deps, {
+      userId,
+      scopes,
+      scopedProjectIds: [projectId],
+      label: o.label ?? 'cli',
+    });
+    const json = {
+      id: key.keyId,
+      personal_api_key: key.personalApiKey,
+      user_id: userId,
+      project_id: projectId,
+      scopes,
+    };
+    return {
+      json,
+      text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}`,
+    };
+  }
+  if (noun === 'role' && verb === 'create') {
+    const level = Number(required(o['access-level'], 'access-level'));
+    if (level !== 21 && level !== 37)
+      throw new UsageError('--access-level must be 21 (view) or 37 (edit)');
+    const members = [];
+    for (const email of o.member ?? []) members.push((await ensureUser(deps, { email })).userId);
+    const { roleId } = await createRole(deps, {
+      name: required(o.name, 'name'),
+      featureFlagsAccessLevel: level,
+      memberUserIds: members,
+      createdByUserId: null,
+    });
+    const json = {
+      id: roleId,
+      name: o.name,
+      feature_flags_access_level: level,
+      member_user_ids: members,
+    };
+    return { json, text: `role ${roleId} created` };
+  }
+  if (noun === 'rebuild') {
+    const target = verb;
+    const chosen =
+      target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
+    const clickhouseToo = target === 'all' || target === 'events';
+    if (!target || (chosen.length === 0 && !clickhouseToo))
+      throw new UsageError(`unknown read model "${target ?? ''}"`);
+    const rebuilt: { name: string; events?: number; position?: string; skipped?: string }[] = [];
+    const progress = progressReporter();
+    const onProgress = (p: RebuildProgress) =>
+      progress.update(p.name, p.position + 1n, p.head + 1n);
+    try {
+      for (const p of chosen) {
+        const r = await rebuildProjection(ctx.store, ctx.pool, p, { onProgress });
+        rebuilt.push({ name: r.name, events: r.events, position: r.position.toString() });
+      }
+      if (clickhouseToo)
+        rebuilt.push(
+          ...(await rebuildClickHouse(ctx, config, target === 'events', serverRunning, onProgress)),
+        );
+    } finally {
+      progress.stop();
+    }
+    const line = (r: (typeof rebuilt)[number]) =>
+      r.skipped
+        ? `skipped ${r.name}: ${r.skipped}`
+        : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
+    return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
+  }
+  if (noun === 'run-deletions') {
+    // The queued person-event deletions, now instead of at the next scheduled run.
+    if (serverRunning && !config.clickhouseUrl) {
+      throw new NotFound(
+        'a server running on this DATA_DIR holds the embedded ClickHouse: stop it first, or let its schedule run the deletions',
+      );
+    }
+    const clickhouse = await openClickHouse(
+      config.clickhouseUrl,
+      config.chdbPath,
+      config.clickhouseDatabase,
+    );
+    try {
+      const r = await runEventDeletions({
+        store: ctx.store,
+        pool: ctx.pool,
+        clickhouse,
+        awaitProjection: ctx.awaitProjection,
+      });
+      const json = { ran: r.ran, deleted: r.deleted, waiting: r.waiting };
+      const text = !r.ran
+        ? 'another process is running the deletions'
+        : `${r.deleted} queued deletion(s) done, ${r.waiting} waiting for ClickHouse to catch up`;
+      return { json, text };
+    } finally {
+      await clickhouse.close();
+    }
+  }
+  if (noun === 'person' && verb === 'history') {
+    const distinctId = arg ?? '';
+    if (!distinctId) throw new UsageError('missing the distinct id');
+    if (o.project !== undefined && !/^\d+$/.test(o.project))
+      throw new UsageError('--project must be a project id');
+    const projectId = o.project ? Number(o.project) : await deps.access.firstProjectId();
+    if (projectId === undefined || (o.project && !(await deps.access.projectExists(projectId)))) {
+      throw new UsageError(o.project ? `project ${o.project} does not exist` : 'no project yet');
+    }
+    const history = await personHistory(timeTravelDeps(ctx), projectId, distinctId);
+    if (!history)
+      throw new NotFound(`no person with distinct id "${distinctId}" in project ${projectId}`);
+    return { json: history, text: formatHistory(history, distinctId) };
+  }
+  throw new UsageError(`unknown command "${words.join(' ')}"`);
+}
+
+/**
+ * The ClickHouse read models, replayed from the log. With embedded chDB a running server holds
+ * them, so it rebuilds them itself on request; with a ClickHouse server a running server holds the
+ * projections' locks: asked for by name this fails, as part of `all` it is reported as skipped.
+ */
+async function rebuildClickHouse(
+  ctx: AppContext,
+  config: Config,
+  required: boolean,
+  serverRunning: boolean,
+  onProgress: (p: RebuildProgress) => void,
+) {
+  let clickhouse: ClickHouse | undefined;
+  try {
+    // chDB is in-process: a second process must not open the directory a running server uses, so
+    // the running server rebuilds it, beside its live tables, and reports progress here.
+    if (serverRunning && !config.clickhouseUrl)
+      return await rebuildThroughServer(ctx.pool, 'events', { onProgress });
+    clickhouse = await openClickHouse(
+      config.clickhouseUrl,
+      config.chdbPath,
+      config.clickhouseDatabase,
+    );
+    // The read models are independent: replayed side by side, one's log reads and inserts overlap
+    // the other's (issue #11: 200,000 events in 38 s one after the other).
+    const ch = clickhouse;
+    const projections = chProjectionsFor(ctx.pool);
+    const positions = new Map<string, bigint>();
+    const name = projections.map((p) => `clickhouse:${p.name}`).join(' + ');
+    const results = await Promise.all(
+      projections.map((p) =>
+        rebuildClickHouseProjection(ctx.store, ctx.pool, ch, p, {
+          onProgress: (r) => {
+            positions.set(r.name, r.position);
+            if (positions.size < projections.length) return;
+            const slowest = [...positions.values()].reduce((a, b) => (a < b ? a : b));
+            onProgress({ ...r, name, position: slowest });
+          },
+        }),
+      ),
+    );
+    return results.map((r) => ({ name: r.name, position: r.position.toString() }));
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (required) throw new Error(`cannot rebuild the ClickHouse events table: ${reason}`);
+    return [{ name: 'clickhouse:events', skipped: reason }];
+  } finally {
+    await clickhouse?.close();
+  }
+}
+
+/** Opens the stores (and the projections the command needs), runs the command and prints its answer. */
+export async function runCommand(positionals: string[], values: Options): Promise<void> {
+  const config = loadConfig();
+  const stores = await openStores(config, pgProjections);
+  // The CLI projects what it writes itself, so it works with or without a server on the same data.
+  const runners = new Map(
+    pgProjections.map(
+      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const,
+    ),
+  );
+  const rebuilding = positionals[0] === 'rebuild';
+  // `person history` reads the log up to where the persons read model is (its time-travel index):
+  // it brings that one up to date, and leaves the others alone.
+  const readOnly = positionals[0] === 'person';
+  for (const r of runners.values())
+    if (!rebuilding && (!readOnly || r.name === 'persons')) await r.start();
+  const ctx: AppContext = {
+    store: stores.store,
+    pool: stores.pool,
+    now: () => new Date(),
+    awaitProjection: createAwaitProjection(runners, 30_000),
+  };
+  try {
+    const result = await run(ctx, positionals, values, config, stores.sharedWithRunningServer);
+    console.log(values.json ? JSON.stringify(result.json) : result.text);
+  } finally {
+    for (const r of runners.values()) await r.stop();
+    await stores.close();
+  }
+}

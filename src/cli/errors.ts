@@ -1,0 +1,4 @@
+/** A malformed command line: exit 2 with the usage. */
+export class UsageError extends Error {}
+/** A well-formed request for something that does not exist: exit 1, no usage text. */
+export class NotFound extends Error {}
