@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import { loadFlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
 import type { AppContext } from '../../src/appContext.ts';
-import { fail, notFound } from '../../src/core/errors.ts';
+import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
@@ -14,13 +14,20 @@ import {
   flagReaders,
   getFeatureFlag,
   listFeatureFlags,
+  toFlagViews,
 } from './featureFlagQueries.ts';
 import { ActivityEntry, allFlagsActivity, flagActivity } from './flagActivity.ts';
+import { flagAsOf } from './flagAsOf.ts';
 import { FlagView } from './flagView.ts';
 import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
 const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
+const FlagAsOfQuery = z
+  .string()
+  .describe(
+    'ISO 8601 time: the flag as it was then, from its stream (the last change recorded at or before it); 404 if it did not exist yet',
+  );
 const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
 const ActivityPage = paginated(ActivityEntry).extend({ total_count: z.number().int() });
 
@@ -70,18 +77,26 @@ export const featureFlagQueryRoutes =
         schema: {
           tags: ['feature_flags'],
           params: FlagParams,
+          querystring: z.object({ as_of: FlagAsOfQuery.optional() }),
           response: { 200: FlagView, ...errorResponses },
         },
       },
       async (request) => {
-        const flag = await getFeatureFlag(
-          readers,
-          projectOf(request).id,
-          request.params.id,
-          await editorOf(readers, request),
-        );
-        if (!flag) fail(notFound());
-        return flag;
+        const projectId = projectOf(request).id;
+        const editor = await editorOf(readers, request);
+        const asOf = request.query.as_of;
+        if (asOf === undefined) {
+          const flag = await getFeatureFlag(readers, projectId, request.params.id, editor);
+          if (!flag) fail(notFound());
+          return flag;
+        }
+        const at = new Date(asOf);
+        if (asOf.trim() === '' || Number.isNaN(at.getTime()))
+          fail(validation('invalid_input', `as_of: invalid date "${asOf}"`, 'as_of'));
+        // From the flag's stream, not the read model: the flag as it was then.
+        const row = await flagAsOf(ctx.store, projectId, request.params.id, at);
+        if (!row) fail(notFound());
+        return (await toFlagViews(readers, [row], editor))[0]!;
       },
     );
 
