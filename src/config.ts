@@ -26,6 +26,7 @@ const ConfigSchema = z.object({
   CHDB_PATH: z.string().min(1).optional(),
   EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
   INIT_PROJECT_API_KEY: z.string().min(8).optional(),
+  METRICS_TOKEN: z.string().min(16).optional(),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
   // 'info' logs every request: at capture rates that costs more than the request itself.
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
@@ -103,6 +104,8 @@ export type Config = Readonly<{
   chdbPath: string;
   eventstoreUrl: string | undefined;
   initProjectApiKey: string | undefined;
+  /** bearer token for GET /metrics; unset: loopback clients only */
+  metricsToken: string | undefined;
   initPersonalApiKey: string | undefined;
   logLevel: string;
   readYourWritesTimeoutMs: number;
@@ -144,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chdbPath: path.resolve(c.CHDB_PATH ?? path.join(c.DATA_DIR, 'clickhouse')),
     eventstoreUrl: c.EVENTSTORE_URL,
     initProjectApiKey: c.INIT_PROJECT_API_KEY,
+    metricsToken: c.METRICS_TOKEN,
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,

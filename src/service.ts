@@ -35,6 +35,7 @@ import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
 import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
@@ -170,12 +171,31 @@ export async function createService(
     ),
     config.decideBodyLimitBytes,
   );
+  const metrics = createMetrics();
   const capture = captureRoutes(
     captureDeps(ctx, geoip, config.captureLimits, config.captureQuota),
     {
       capture: config.captureBodyLimitBytes,
       batch: config.batchBodyLimitBytes,
     },
+    (accepted, dropped) => {
+      metrics.capturedEvents.inc({ outcome: 'accepted' }, accepted);
+      if (dropped > 0) metrics.capturedEvents.inc({ outcome: 'dropped' }, dropped);
+    },
+  );
+  metrics.gauge(
+    'hogstream_projection_position',
+    'Last log position each read model has applied',
+    ['projection'],
+    async (set) => {
+      for (const r of runners.values()) set({ projection: r.name }, Number(r.status().position));
+    },
+  );
+  metrics.gauge(
+    'hogstream_log_head_position',
+    'Newest position in the event log',
+    [],
+    async (set) => set({}, Number(await stores.store.headPosition())),
   );
   const calculations = cohortCalculations(
     { ...ctx, ...(clickhouse ? { clickhouse } : {}) },
@@ -208,6 +228,8 @@ export async function createService(
     apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
     logLevel: config.logLevel,
     bodyLimit: config.batchBodyLimitBytes,
+    metrics,
+    metricsToken: config.metricsToken,
   });
 
   // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.

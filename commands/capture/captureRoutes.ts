@@ -40,7 +40,12 @@ const flatHeaders = (request: FastifyRequest): Record<string, string | undefined
  * capture modules decide between JSON, form, multipart, base64, gzip and lz64 themselves.
  */
 export const captureRoutes =
-  (deps: CaptureDeps, limits: { capture: number; batch: number }): FastifyPluginAsync =>
+  (
+    deps: CaptureDeps,
+    limits: { capture: number; batch: number },
+    /** told how many events each accepted request carried into the log, and how many it dropped */
+    onCaptured?: (accepted: number, dropped: number) => void,
+  ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.removeAllContentTypeParsers();
@@ -100,6 +105,7 @@ export const captureRoutes =
             const { status, body } = httpError(outcome.error);
             return reply.status(status).send(body);
           }
+          onCaptured?.(outcome.accepted, outcome.dropped);
           if (outcome.status === 204) return reply.status(204).send(null);
           return reply.status(200).send({ status: 1 as const });
         },

@@ -14,6 +14,7 @@ import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
 import { jsonDepth } from '../core/json.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
+import { installMetrics, type Metrics } from './metrics.ts';
 
 export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
 
@@ -30,6 +31,9 @@ export type AppOptions = Readonly<{
   health: Readiness;
   logLevel?: string;
   bodyLimit?: number;
+  /** Prometheus metrics: requests counted, GET /metrics served */
+  metrics?: Metrics;
+  metricsToken?: string | undefined;
 }>;
 
 /** Fastify with zod validation and serialisation, the OpenAPI document, auth and error mapping. */
@@ -55,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  if (options.metrics) installMetrics(app, options.metrics, options.metricsToken);
   // Postgres text and jsonb cannot hold NUL; refusing it here keeps it out of the log, where it
   // would otherwise stop a projector for good.
   app.removeContentTypeParser('application/json');
