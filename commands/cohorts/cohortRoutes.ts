@@ -214,8 +214,17 @@ export const cohortCommandRoutes =
       `${prefix}/:id/`,
       {
         config: { scope: 'cohort:write' },
-        schema: { tags: ['cohorts'], params: CohortParams, response: {} },
+        schema: {
+          tags: ['cohorts'],
+          params: CohortParams,
+          response: {
+            405: z
+              .null()
+              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
+          },
+        },
       },
-      async (_request, reply) => reply.status(405).send(),
+      // no body at all (the documented null is its absence)
+      async (_request, reply) => reply.status(405).send(undefined as never),
     );
   };

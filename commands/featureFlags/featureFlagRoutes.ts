@@ -114,9 +114,18 @@ export const featureFlagCommandRoutes =
       `${prefix}/:id/`,
       {
         config: { scope: 'feature_flag:write' },
-        schema: { tags: ['feature_flags'], params: FlagParams, response: {} },
+        schema: {
+          tags: ['feature_flags'],
+          params: FlagParams,
+          response: {
+            405: z
+              .null()
+              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
+          },
+        },
       },
-      async (_request, reply) => reply.status(405).send(),
+      // no body at all (the documented null is its absence)
+      async (_request, reply) => reply.status(405).send(undefined as never),
     );
 
     app.post(

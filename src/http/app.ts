@@ -100,6 +100,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(swagger, {
     openapi: {
+      // The zod schemas come out as JSON Schema 2020-12 (nullable as type arrays, `const`…),
+      // which is OpenAPI 3.1's dialect, not 3.0's.
+      openapi: '3.1.0',
       info: { title: 'hogstream — PostHog-compatible analytics API', version: '0.1.0' },
       components: {
         securitySchemes: { PersonalApiKey: { type: 'http', scheme: 'bearer' } },
@@ -117,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     {
       schema: {
         tags: ['ops'],
+        security: [],
         response: {
           200: z.object({ status: z.literal('ok') }),
           503: z.object({ status: z.literal('unavailable'), failing: z.array(z.string()) }),
@@ -135,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     {
       schema: {
         tags: ['ops'],
+        security: [],
         response: {
           200: z.object({ status: z.literal('ready') }),
           503: z.object({ status: z.literal('not_ready'), failing: z.array(z.string()) }),
@@ -150,7 +155,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
 
   await app.register(apiScope(options.auth, options.apiRoutes, options.apiLimits));
-  for (const routes of options.publicRoutes) await app.register(routes);
+  // Public routes authenticate with the payload's project token, not a personal key: the
+  // document's global security requirement does not apply to them.
+  for (const routes of options.publicRoutes)
+    await app.register(async (scope) => {
+      scope.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, security: [] };
+      });
+      await scope.register(routes);
+    });
   return app;
 }
 

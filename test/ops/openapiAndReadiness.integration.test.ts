@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/testService.ts';
 
@@ -23,6 +24,32 @@ describe('OpenAPI document', () => {
     const ui = await fetch(`${t.url}/api/schema/swagger-ui/`);
     expect(ui.status).toBe(200);
     expect(await ui.text()).toMatch(/swagger/i);
+  });
+});
+
+describe('OpenAPI document validity (issue #12)', () => {
+  it('is a valid OpenAPI 3.1 document for a maintained validator', async () => {
+    const doc = await t.api('GET', '/api/schema/', undefined, null);
+    expect(doc.body.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc.body);
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('asks no personal key of the public routes, and one of the /api routes', async () => {
+    const { paths } = (await t.api('GET', '/api/schema/', undefined, null)).body;
+    for (const [path, method] of [
+      ['/batch/', 'post'],
+      ['/e/', 'post'],
+      ['/decide/', 'post'],
+      ['/flags/', 'post'],
+      ['/_health', 'get'],
+      ['/_readyz', 'get'],
+    ])
+      expect(paths[path]?.[method]?.security, `${method} ${path}`).toEqual([]);
+    expect(paths['/api/projects/{project_id}/feature_flags/'].get.security).toBeUndefined();
   });
 });
 
