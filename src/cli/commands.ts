@@ -20,19 +20,9 @@ import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { openStores } from '../runtime/stores.ts';
 import { NotFound, UsageError } from './errors.ts';
+import { transferLog } from './logCommands.ts';
 import { progressReporter } from './progress.ts';
-
-export type Options = {
-  json?: boolean;
-  name?: string;
-  owner?: string;
-  project?: string;
-  scopes?: string;
-  user?: string;
-  label?: string;
-  'access-level'?: string;
-  member?: string[];
-};
+import type { Options } from './usage.ts';
 
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`missing --${flag}`);
@@ -154,6 +144,7 @@ async function run(
         : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
     return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
   }
+  if (noun === 'log') return transferLog(ctx, verb, o);
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
     if (serverRunning && !config.clickhouseUrl) {

@@ -22,6 +22,9 @@ function parseCommandLine() {
         label: { type: 'string' },
         'access-level': { type: 'string' },
         member: { type: 'string', multiple: true },
+        to: { type: 'string' },
+        from: { type: 'string' },
+        until: { type: 'string' },
       },
     });
   } catch (error) {

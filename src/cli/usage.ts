@@ -18,7 +18,9 @@ export const USAGE = `usage: npm run cli -- <command> [options] [--json]
   role create --name NAME --access-level 21|37 [--member EMAIL ...]
   rebuild <${REBUILD_TARGETS.join('|')}|events|all>
   run-deletions
-  person history DISTINCT_ID [--project ID]`;
+  person history DISTINCT_ID [--project ID]
+  log export --to FILE.ndjson.gz [--from POSITION] [--until POSITION]
+  log import --from FILE.ndjson.gz      (then: rebuild all)`;
 
 /** The commands the CLI knows (noun, verb): checked before any database is opened. */
 export const COMMANDS: readonly (readonly [string, string | null])[] = [
@@ -28,4 +30,22 @@ export const COMMANDS: readonly (readonly [string, string | null])[] = [
   ['rebuild', null],
   ['run-deletions', null],
   ['person', 'history'],
+  ['log', 'export'],
+  ['log', 'import'],
 ];
+
+/** The options a command receives, as parsed from the command line. */
+export type Options = {
+  json?: boolean;
+  name?: string;
+  owner?: string;
+  project?: string;
+  scopes?: string;
+  user?: string;
+  label?: string;
+  'access-level'?: string;
+  member?: string[];
+  to?: string;
+  from?: string;
+  until?: string;
+};

@@ -47,7 +47,7 @@ describe('OpenAPI document validity (issue #12)', () => {
       ['/flags/', 'post'],
       ['/_health', 'get'],
       ['/_readyz', 'get'],
-    ])
+    ] as const)
       expect(paths[path]?.[method]?.security, `${method} ${path}`).toEqual([]);
     expect(paths['/api/projects/{project_id}/feature_flags/'].get.security).toBeUndefined();
   });
