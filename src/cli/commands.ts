@@ -22,6 +22,7 @@ import { openStores } from '../runtime/stores.ts';
 import { NotFound, UsageError } from './errors.ts';
 import { transferLog } from './logCommands.ts';
 import { progressReporter } from './progress.ts';
+import { readModelStatus } from './statusCommand.ts';
 import type { Options } from './usage.ts';
 
 function required(value: string | undefined, flag: string): string {
@@ -145,6 +146,7 @@ async function run(
     return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
   }
   if (noun === 'log') return transferLog(ctx, verb, o);
+  if (noun === 'status') return readModelStatus(ctx);
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
     if (serverRunning && !config.clickhouseUrl) {
@@ -254,9 +256,11 @@ export async function runCommand(positionals: string[], values: Options): Promis
   const rebuilding = positionals[0] === 'rebuild';
   // `person history` reads the log up to where the persons read model is (its time-travel index):
   // it brings that one up to date, and leaves the others alone.
-  const readOnly = positionals[0] === 'person';
+  // `status` reports where the read models are; running them here would change the answer.
+  const readOnly = positionals[0] === 'person' || positionals[0] === 'status';
   for (const r of runners.values())
-    if (!rebuilding && (!readOnly || r.name === 'persons')) await r.start();
+    if (!rebuilding && (!readOnly || (r.name === 'persons' && positionals[0] === 'person')))
+      await r.start();
   const ctx: AppContext = {
     store: stores.store,
     pool: stores.pool,

@@ -19,6 +19,7 @@ export const USAGE = `usage: npm run cli -- <command> [options] [--json]
   rebuild <${REBUILD_TARGETS.join('|')}|events|all>
   run-deletions
   person history DISTINCT_ID [--project ID]
+  status                                (where each read model is against the log head)
   log export --to FILE.ndjson.gz [--from POSITION] [--until POSITION]
   log import --from FILE.ndjson.gz      (then: rebuild all)`;
 
@@ -30,6 +31,7 @@ export const COMMANDS: readonly (readonly [string, string | null])[] = [
   ['rebuild', null],
   ['run-deletions', null],
   ['person', 'history'],
+  ['status', null],
   ['log', 'export'],
   ['log', 'import'],
 ];

@@ -105,7 +105,20 @@ describe('log export and import', () => {
     const freshUrl = await createTestDatabase();
     const imported = await cli(freshUrl, 'log', 'import', '--from', file);
     expect(imported.json).toEqual({ imported: Number(head), file });
+    // `status`: the ClickHouse events table has not seen the 3 captured events yet
+    const pendingModel = async (name: string) =>
+      (await cli(freshUrl, 'status')).json.read_models.find(
+        (m: { name: string }) => m.name === name,
+      );
+    expect(await pendingModel('clickhouse:events')).toMatchObject({
+      position: '-1',
+      pending_events: '3',
+    });
     const rebuilt = await cli(freshUrl, 'rebuild', 'all');
+    expect(await pendingModel('clickhouse:events')).toMatchObject({
+      pending_events: '0',
+      lag_seconds: 0,
+    });
     expect(rebuilt.json.rebuilt.filter((r: { skipped?: string }) => r.skipped)).toEqual([]);
     const after = await tables(freshUrl);
     expect(after).toEqual(before);
