@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,6 +16,8 @@ import { jsonDepth } from '../core/json.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
+
+const MAX_REQUEST_ID = 200;
 
 export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
 
@@ -42,6 +45,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: { level: options.logLevel ?? 'info' },
     bodyLimit: options.bodyLimit ?? 20_000_000,
     routerOptions: { ignoreTrailingSlash: true },
+    // A caller's (or proxy's) X-Request-Id names the request in the logs and comes back in the
+    // answer; without one, Fastify numbers requests. Bounded, so a header cannot bloat every line.
+    requestIdHeader: 'x-request-id',
+    requestIdLogLabel: 'requestId',
+    genReqId: () => randomUUID(),
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
     // Errors the router raises before any route runs (a malformed URL, a path segment longer than
@@ -59,6 +67,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.id.length > MAX_REQUEST_ID) request.id = request.id.slice(0, MAX_REQUEST_ID);
+    void reply.header('x-request-id', request.id);
+  });
   if (options.metrics) installMetrics(app, options.metrics, options.metricsToken);
   // Postgres text and jsonb cannot hold NUL; refusing it here keeps it out of the log, where it
   // would otherwise stop a projector for good.

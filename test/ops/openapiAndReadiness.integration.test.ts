@@ -77,3 +77,14 @@ describe('health and readiness', () => {
     });
   });
 });
+
+describe('X-Request-Id', () => {
+  it('answers with the caller’s request id, or one of its own (a uuid), bounded in length', async () => {
+    const given = await fetch(`${t.url}/_health`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-123');
+    const own = await fetch(`${t.url}/_health`);
+    expect(own.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await fetch(`${t.url}/_health`, { headers: { 'x-request-id': 'x'.repeat(5000) } });
+    expect(long.headers.get('x-request-id')).toBe('x'.repeat(200));
+  });
+});
