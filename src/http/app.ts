@@ -48,7 +48,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A caller's (or proxy's) X-Request-Id names the request in the logs and comes back in the
     // answer; without one, Fastify numbers requests. Bounded, so a header cannot bloat every line.
     requestIdHeader: 'x-request-id',
-    requestIdLogLabel: 'requestId',
     genReqId: () => randomUUID(),
     // Closing waits for in-flight requests (and so their appends) to finish.
     return503OnClosing: true,
