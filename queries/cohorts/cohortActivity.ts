@@ -11,7 +11,7 @@ import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
-import { activityPage } from '../shared/activityPage.ts';
+import { type ActivityWindow, activityPage } from '../shared/activityPage.ts';
 
 const Change = z.object({
   type: z.literal('Cohort'),
@@ -130,7 +130,7 @@ export async function cohortActivity(
   users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
   cohortId: number,
-  page: { limit: number; offset: number },
+  page: ActivityWindow,
 ) {
   const events = await store.readStream<CohortEvent>(cohortStream(cohortId));
   const created = events[0];
@@ -143,7 +143,7 @@ export async function allCohortsActivity(
   store: EventStore,
   users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
-  page: { limit: number; offset: number },
+  page: ActivityWindow,
 ) {
   const byStream = new Map<string, RecordedEvent<CohortEvent>[]>();
   for await (const e of readAllEvents(store, {

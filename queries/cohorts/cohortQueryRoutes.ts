@@ -9,7 +9,13 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { activityAnswer, PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import {
+  ActivityQuery,
+  activityAnswer,
+  PageQuery,
+  pageAnswer,
+  paginated,
+} from '../../src/http/pagination.ts';
 import { allCohortsActivity, CohortActivityEntry, cohortActivity } from './cohortActivity.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
@@ -81,7 +87,7 @@ export const cohortQueryRoutes =
         schema: {
           tags: ['cohorts'],
           params: ProjectParams,
-          querystring: PageQuery,
+          querystring: ActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },
@@ -102,7 +108,7 @@ export const cohortQueryRoutes =
         schema: {
           tags: ['cohorts'],
           params: CohortParams,
-          querystring: PageQuery,
+          querystring: ActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },

@@ -8,7 +8,13 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { activityAnswer, PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import {
+  ActivityQuery,
+  activityAnswer,
+  PageQuery,
+  pageAnswer,
+  paginated,
+} from '../../src/http/pagination.ts';
 import {
   type FlagReaders,
   flagReaders,
@@ -158,7 +164,7 @@ export const featureFlagQueryRoutes =
         schema: {
           tags: ['feature_flags'],
           params: ProjectParams,
-          querystring: PageQuery,
+          querystring: ActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },
@@ -180,7 +186,7 @@ export const featureFlagQueryRoutes =
         schema: {
           tags: ['feature_flags'],
           params: FlagParams,
-          querystring: PageQuery,
+          querystring: ActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },

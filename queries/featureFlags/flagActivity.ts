@@ -13,7 +13,7 @@ import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
-import { activityPage } from '../shared/activityPage.ts';
+import { type ActivityWindow, activityPage } from '../shared/activityPage.ts';
 
 export const ActivityChange = z.object({
   type: z.literal('FeatureFlag'),
@@ -163,7 +163,7 @@ export async function flagActivity(
   users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
   flagId: number,
-  page: { limit: number; offset: number },
+  page: ActivityWindow,
 ) {
   const events = await store.readStream<FeatureFlagEvent>(featureFlagStream(flagId));
   const created = events[0];
@@ -177,7 +177,7 @@ export async function allFlagsActivity(
   store: EventStore,
   users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
-  page: { limit: number; offset: number },
+  page: ActivityWindow,
 ) {
   const byStream = new Map<string, RecordedEvent<FeatureFlagEvent>[]>();
   for await (const e of readAllEvents(store, {

@@ -8,7 +8,7 @@ import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
-import { activityPage } from '../shared/activityPage.ts';
+import { type ActivityWindow, activityPage } from '../shared/activityPage.ts';
 
 export const PersonActivityChange = z.object({
   type: z.literal('Person'),
@@ -135,7 +135,7 @@ export async function personActivity(
   store: EventStore,
   users: Pick<AccessReader, 'activityUsers'>,
   projectId: number,
-  page: { limit: number; offset: number },
+  page: ActivityWindow,
   only?: PersonSelector,
 ): Promise<{ count: number; results: PersonActivityEntry[] }> {
   const entries: RawEntry[] = [];

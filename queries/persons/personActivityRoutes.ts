@@ -8,14 +8,14 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { activityAnswer, PageQuery, paginated } from '../../src/http/pagination.ts';
+import { ActivityQuery, activityAnswer, paginated } from '../../src/http/pagination.ts';
 import { PersonActivityEntry, type PersonSelector, personActivity } from './personActivity.ts';
 
 const ProjectParams = z.object({ project_id: z.string() });
 const ActivityPage = paginated(PersonActivityEntry)
   .extend({ total_count: z.number().int() })
   .meta({ id: 'PersonActivityPage' });
-const ActivityQuery = PageQuery.extend({ format: z.enum(['json', 'csv']).optional() });
+const PersonActivityQuery = ActivityQuery.extend({ format: z.enum(['json', 'csv']).optional() });
 
 /** Person activity (updated, delete_property, split_person, deleted), newest first, from the log. */
 export const personActivityRoutes =
@@ -34,7 +34,7 @@ export const personActivityRoutes =
         schema: {
           tags: ['persons'],
           params: ProjectParams,
-          querystring: ActivityQuery,
+          querystring: PersonActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },
@@ -51,7 +51,7 @@ export const personActivityRoutes =
         schema: {
           tags: ['persons'],
           params: ProjectParams.extend({ id: z.string() }),
-          querystring: ActivityQuery,
+          querystring: PersonActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },
       },

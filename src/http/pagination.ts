@@ -7,6 +7,18 @@ export const PageQuery = z.object({
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
+/** Activity lists: a page, optionally narrowed to a time window (ISO 8601, exclusive bounds). */
+export const ActivityQuery = PageQuery.extend({
+  after: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('only changes made after this time (ISO 8601, exclusive)'),
+  before: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('only changes made before this time (ISO 8601, exclusive)'),
+});
+
 export const paginated = <T extends z.ZodType>(item: T) =>
   z.object({
     count: z.number().int(),

@@ -44,6 +44,25 @@ describe('GET feature_flags/:id/?as_of=', () => {
     const middle = await t.api('GET', `${flagPath(t.projectId, flag.id)}?as_of=${beforeDelete}`);
     expect(middle.body).toMatchObject({ name: 'Second name', active: false, deleted: false });
 
+    // The activity of the same flag, narrowed to a window (exclusive bounds).
+    const activity = (q: string) => t.api('GET', `${flagPath(t.projectId, flag.id)}activity/?${q}`);
+    const all = await activity('');
+    expect(all.body.results.map((e: any) => e.activity)).toEqual(['deleted', 'updated', 'created']);
+    const early = await activity(`before=${encodeURIComponent(beforeRename)}`);
+    expect(early.body.results.map((e: any) => e.activity)).toEqual(['created']);
+    expect(early.body.total_count).toBe(1);
+    const late = await activity(`after=${encodeURIComponent(beforeRename)}`);
+    expect(late.body.results.map((e: any) => e.activity)).toEqual(['deleted', 'updated']);
+    const between = await activity(
+      `after=${encodeURIComponent(beforeRename)}&before=${encodeURIComponent(beforeDelete)}`,
+    );
+    expect(between.body.results).toHaveLength(1);
+    expect(between.body.results[0].detail.changes.map((c: any) => c.field).sort()).toEqual([
+      'active',
+      'name',
+    ]);
+    expectError(await activity('after=last-week'), 400, { attr: 'after' });
+
     // Now, through the stream, is what the read model says.
     const live = await t.api('GET', flagPath(t.projectId, flag.id));
     const far = await t.api('GET', `${flagPath(t.projectId, flag.id)}?as_of=2999-01-01T00:00:00Z`);
