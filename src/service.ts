@@ -73,14 +73,24 @@ export async function createService(
     options.clickhouse === false
       ? undefined
       : await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+  // A projection's failing batch (retried with backoff) is logged at error level: through the
+  // app's logger once it exists, on stderr before.
+  let logError: (message: string) => void = (message) => console.error(message);
+  const runnerOptions = { log: (message: string) => logError(message) };
   const runners = new Map<string, ProjectionRunner>(
     pgProjections.map(
-      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const,
+      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p, runnerOptions)] as const,
     ),
   );
   if (clickhouse) {
     for (const p of chProjectionsFor(stores.pool)) {
-      const runner = createClickHouseProjectionRunner(stores.store, stores.pool, clickhouse, p);
+      const runner = createClickHouseProjectionRunner(
+        stores.store,
+        stores.pool,
+        clickhouse,
+        p,
+        runnerOptions,
+      );
       runners.set(runner.name, runner);
     }
   }
@@ -231,6 +241,8 @@ export async function createService(
     metrics,
     metricsToken: config.metricsToken,
   });
+
+  logError = (message) => app.log.error(message);
 
   // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.
   const deletions = clickhouse

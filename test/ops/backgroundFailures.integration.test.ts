@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { capture } from '../support/capture.ts';
+import { type ServerProcess, startServerProcess } from '../support/serverProcess.ts';
+import { createTestDatabase } from '../support/testDatabase.ts';
+
+// Issue #12: a projection that fails in the background is logged at error level (it was logged at
+// no level at all), and /_readyz names it.
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bg-failures-'));
+let server: ServerProcess | undefined;
+afterAll(async () => {
+  if (server && server.child.exitCode === null) {
+    const exited = new Promise((r) => server!.child.on('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('background failures', () => {
+  it('a failing projection batch is logged at error level with the projection and the cause', {
+    timeout: 90_000,
+  }, async () => {
+    const databaseUrl = await createTestDatabase();
+    server = await startServerProcess({
+      DATABASE_URL: databaseUrl,
+      CHDB_PATH: path.join(tmp, 'chdb'),
+      INIT_PROJECT_API_KEY: 'phc_background_failures',
+      INIT_PERSONAL_API_KEY: 'phx_background_failures',
+      LOG_LEVEL: 'error',
+    });
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      // the persons read model loses a table under the running projection
+      await db.query('DROP TABLE person_links');
+    } finally {
+      await db.end();
+    }
+    await capture({ url: server.url, projectApiKey: 'phc_background_failures' }, [
+      { event: '$identify', properties: { distinct_id: 'u1', $anon_distinct_id: 'a1' } },
+    ]);
+    let line: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !line; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      line = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => String(l.msg).includes('batch failed'));
+    }
+    expect(line, server.output()).toMatchObject({ level: 50 });
+    expect(String(line!.msg)).toMatch(
+      /^projection persons@1: batch failed \(attempt \d+\): .*person_links/,
+    );
+    const ready = await fetch(`${server.url}/_readyz`);
+    expect(ready.status).toBe(503);
+    expect(JSON.stringify(await ready.json())).toMatch(/projection persons@1|projection persons/);
+  });
+});
