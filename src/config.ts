@@ -27,6 +27,7 @@ const ConfigSchema = z.object({
   EVENTSTORE_URL: url(['esdb', 'esdb+discover', 'kurrentdb', 'kdb']).optional(),
   INIT_PROJECT_API_KEY: z.string().min(8).optional(),
   METRICS_TOKEN: z.string().min(16).optional(),
+  PROJECTION_STUCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
   // 'info' logs every request: at capture rates that costs more than the request itself.
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
@@ -106,6 +107,8 @@ export type Config = Readonly<{
   initProjectApiKey: string | undefined;
   /** bearer token for GET /metrics; unset: loopback clients only */
   metricsToken: string | undefined;
+  /** /_readyz fails for a projection whose position stood still this long with events waiting */
+  projectionStuckSeconds: number;
   initPersonalApiKey: string | undefined;
   logLevel: string;
   readYourWritesTimeoutMs: number;
@@ -148,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventstoreUrl: c.EVENTSTORE_URL,
     initProjectApiKey: c.INIT_PROJECT_API_KEY,
     metricsToken: c.METRICS_TOKEN,
+    projectionStuckSeconds: c.PROJECTION_STUCK_SECONDS,
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,

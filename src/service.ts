@@ -40,6 +40,7 @@ import { createClickHouseProjectionRunner } from './processing/clickhouseProject
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
 import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
 import { serveRebuildRequests } from './processing/rebuildRequests.ts';
+import { stuckProjections } from './processing/stuckProjections.ts';
 import { routes } from './routes.ts';
 import { type ClickHouse, openClickHouse } from './runtime/clickhouse.ts';
 import { openStores, type Stores } from './runtime/stores.ts';
@@ -123,14 +124,28 @@ export async function createService(
     return { ok: failing.length === 0, failing };
   });
   // Readiness = health (the databases, checked once a second at most) + the log + the projections.
+  const stuck = stuckProjections(
+    stores.store,
+    new Map([
+      ...pgProjections.map((p) => [p.name, p.filter] as const),
+      ...(clickhouse
+        ? chProjectionsFor(stores.pool).map((p) => [`clickhouse:${p.name}`, p.filter] as const)
+        : []),
+    ]),
+    config.projectionStuckSeconds * 1000,
+  );
   const readiness = async () => {
     const failing = [...(await health()).failing];
     await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
-    for (const r of runners.values()) {
+    for (const [name, r] of runners) {
       const s = r.status();
       if (s.standby) continue;
       if (!s.running || s.lastError)
         failing.push(`projection ${s.name}${s.lastError ? `: ${s.lastError}` : ''}`);
+      else {
+        const why = await stuck(name, s.position).catch(() => undefined);
+        if (why) failing.push(why);
+      }
     }
     return { ok: failing.length === 0, failing };
   };

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { capture } from '../support/capture.ts';
 import { type ServerProcess, startServerProcess } from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
+import { startTestService } from '../support/testService.ts';
 
 // Issue #12: a projection that fails in the background is logged at error level (it was logged at
 // no level at all), and /_readyz names it.
@@ -60,5 +61,47 @@ describe('background failures', () => {
     const ready = await fetch(`${server.url}/_readyz`);
     expect(ready.status).toBe(503);
     expect(JSON.stringify(await ready.json())).toMatch(/projection persons@1|projection persons/);
+  });
+});
+
+describe('stuck projections', () => {
+  it('/_readyz names a projection blocked past PROJECTION_STUCK_SECONDS, and is ready again once it moves', {
+    timeout: 60_000,
+  }, async () => {
+    const databaseUrl = await createTestDatabase();
+    const t = await startTestService({ PROJECTION_STUCK_SECONDS: '1' }, { databaseUrl });
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      expect((await fetch(`${t.url}/_readyz`)).status).toBe(200);
+      // Hold the persons checkpoint row: the projection's next batch waits on it, without an error.
+      await db.query('BEGIN');
+      await db.query(`SELECT 1 FROM projection_checkpoints WHERE id = 'persons@1' FOR UPDATE`);
+      await capture({ url: t.url, projectApiKey: t.projectApiKey }, [
+        { event: 'e', properties: { distinct_id: 'stuck-1' } },
+      ]);
+      let body: { failing?: string[] } = {};
+      for (let i = 0; i < 100; i++) {
+        const res = await fetch(`${t.url}/_readyz`);
+        body = await res.json();
+        if (res.status === 503 && body.failing?.some((f) => f.includes('stuck'))) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(body.failing).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^projection persons: stuck at position -?\d+/),
+        ]),
+      );
+      await db.query('ROLLBACK');
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = (await fetch(`${t.url}/_readyz`)).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      await db.end();
+      await t.close();
+    }
   });
 });
