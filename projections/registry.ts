@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { ChProjection } from '../src/processing/clickhouseProjection.ts';
-import type { PgProjection } from '../src/processing/projection.ts';
+import { type ChProjection, chCheckpointId } from '../src/processing/clickhouseProjection.ts';
+import { checkpointId, type EventFilter, type PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
 import { personDistinctIdProjection } from './analytics/personDistinctIdProjection.ts';
 import { cohortsProjection } from './cohorts/cohortsProjection.ts';
@@ -46,4 +46,17 @@ export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] => [
       : p,
   ),
   personDistinctIdProjection(personMappingLookup(pool)),
+];
+
+/** A read model as its runner is named and its checkpoint kept: what `status` and readiness read. */
+export type ReadModelEntry = Readonly<{ name: string; checkpointId: string; filter: EventFilter }>;
+
+/** Every Postgres read model, then the given ClickHouse ones. */
+export const readModelEntries = (ch: readonly ChProjection[]): ReadModelEntry[] => [
+  ...pgProjections.map((p) => ({ name: p.name, checkpointId: checkpointId(p), filter: p.filter })),
+  ...ch.map((p) => ({
+    name: `clickhouse:${p.name}`,
+    checkpointId: chCheckpointId(p),
+    filter: p.filter,
+  })),
 ];

@@ -22,7 +22,7 @@ import {
 import { flagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
 import { personsReader } from '../projections/persons/personsReader.ts';
-import { chProjectionsFor, pgProjections } from '../projections/registry.ts';
+import { chProjectionsFor, pgProjections, readModelEntries } from '../projections/registry.ts';
 import { dashboardQueryRoutes } from '../queries/dashboards/dashboardQueryRoutes.ts';
 import { awaitCapturedEvents, eventQueryRoutes } from '../queries/events/eventQueryRoutes.ts';
 import { correlationRoutes } from '../queries/insights/correlationRoutes.ts';
@@ -74,6 +74,8 @@ export async function createService(
     options.clickhouse === false
       ? undefined
       : await openClickHouse(config.clickhouseUrl, config.chdbPath, config.clickhouseDatabase);
+  // Built once: runners, readiness and rebuilds share the same ClickHouse projections.
+  const chModels = clickhouse ? chProjectionsFor(stores.pool) : [];
   // A projection's failing batch (retried with backoff) is logged at error level: through the
   // app's logger once it exists, on stderr before.
   let logError: (message: string) => void = (message) => console.error(message);
@@ -84,7 +86,7 @@ export async function createService(
     ),
   );
   if (clickhouse) {
-    for (const p of chProjectionsFor(stores.pool)) {
+    for (const p of chModels) {
       const runner = createClickHouseProjectionRunner(
         stores.store,
         stores.pool,
@@ -126,12 +128,7 @@ export async function createService(
   // Readiness = health (the databases, checked once a second at most) + the log + the projections.
   const stuck = stuckProjections(
     stores.store,
-    new Map([
-      ...pgProjections.map((p) => [p.name, p.filter] as const),
-      ...(clickhouse
-        ? chProjectionsFor(stores.pool).map((p) => [`clickhouse:${p.name}`, p.filter] as const)
-        : []),
-    ]),
+    new Map(readModelEntries(chModels).map((m) => [m.name, m.filter])),
     config.projectionStuckSeconds * 1000,
   );
   const readiness = async () => {
@@ -277,11 +274,10 @@ export async function createService(
         pool: stores.pool,
         run: (target, onProgress) => {
           if (target !== 'events') throw new Error(`a running server rebuilds "events" only`);
-          const projections = chProjectionsFor(stores.pool);
           return rebuildClickHouseModelsBeside({
             ...stores,
             ch: clickhouse,
-            projections,
+            projections: chModels,
             runners,
             onProgress,
           });

@@ -29,7 +29,7 @@ export async function activityPage<
     const at = Date.parse(e.created_at);
     return (after === undefined || at > after) && (before === undefined || at < before);
   });
-  const slice = [...entries]
+  const slice = entries
     .sort((x, y) => (x.position < y.position ? 1 : -1))
     .slice(page.offset, page.offset + page.limit);
   const ids = [

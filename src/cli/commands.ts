@@ -19,16 +19,11 @@ import { type RebuildProgress, rebuildProjection } from '../processing/rebuildPr
 import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { openStores } from '../runtime/stores.ts';
-import { NotFound, UsageError } from './errors.ts';
+import { NotFound, required, UsageError } from './errors.ts';
 import { transferLog } from './logCommands.ts';
 import { progressReporter } from './progress.ts';
 import { readModelStatus } from './statusCommand.ts';
 import type { Options } from './usage.ts';
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`missing --${flag}`);
-  return value;
-}
 
 async function run(
   ctx: AppContext,

@@ -1,14 +1,9 @@
 import fs from 'node:fs';
 import type { AppContext } from '../appContext.ts';
 import { exportLog, importLog, type TransferProgress } from '../processing/logTransfer.ts';
-import { NotFound, UsageError } from './errors.ts';
+import { NotFound, required, UsageError } from './errors.ts';
 import { progressReporter } from './progress.ts';
 import type { Options } from './usage.ts';
-
-const required = (value: string | undefined, flag: string): string => {
-  if (!value) throw new UsageError(`missing --${flag}`);
-  return value;
-};
 
 const position = (value: string | undefined, flag: string) => {
   if (value === undefined) return undefined;

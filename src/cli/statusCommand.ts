@@ -1,7 +1,6 @@
-import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
+import { chProjectionsFor, readModelEntries } from '../../projections/registry.ts';
 import type { AppContext } from '../appContext.ts';
-import { chCheckpointId } from '../processing/clickhouseProjection.ts';
-import { checkpointId, readCheckpoint } from '../processing/projection.ts';
+import { readCheckpoint } from '../processing/projection.ts';
 
 type ModelStatus = {
   name: string;
@@ -21,17 +20,9 @@ const PENDING_CAP = 1_000;
  */
 export async function readModelStatus(ctx: AppContext, now = new Date()) {
   const head = await ctx.store.headPosition();
-  const models = [
-    ...pgProjections.map((p) => ({ name: p.name, id: checkpointId(p), filter: p.filter })),
-    ...chProjectionsFor(ctx.pool).map((p) => ({
-      name: `clickhouse:${p.name}`,
-      id: chCheckpointId(p),
-      filter: p.filter,
-    })),
-  ];
   const readModels: ModelStatus[] = [];
-  for (const m of models) {
-    const position = await readCheckpoint(ctx.pool, m.id);
+  for (const m of readModelEntries(chProjectionsFor(ctx.pool))) {
+    const position = await readCheckpoint(ctx.pool, m.checkpointId);
     // the oldest event of this read model's kinds that it has not applied
     const pending = await ctx.store.readAll({
       after: position < 0n ? 'start' : position,
