@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Started, startProcess } from './support/processes.ts';
+import { type Started, serverEntry, startProcess } from './support/processes.ts';
 
 const HELP = `bench/analytics — person analytics latency over a seeded history
 usage: npm run bench:analytics -- [--events N] [--persons N] [--calls N] [--json]
@@ -200,7 +200,7 @@ try {
   log(
     `bench/analytics: ${os.cpus().length} cores, node ${process.version}, ${EVENTS.toLocaleString('en-US')} events, ${PERSONS.toLocaleString('en-US')} persons`,
   );
-  server = await startProcess('src/main.ts', {
+  server = await startProcess(serverEntry(), {
     DATA_DIR: dataDir,
     PORT: '0',
     INIT_PROJECT_API_KEY: TOKEN,

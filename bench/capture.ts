@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { descendantsCpu, sampleCpu } from './support/cpu.ts';
-import { embeddedPostgresClient, startProcess } from './support/processes.ts';
+import { embeddedPostgresClient, serverEntry, startProcess } from './support/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -180,7 +180,7 @@ async function main() {
   await bare.stop();
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
-  const server = await startProcess('src/main.ts', {
+  const server = await startProcess(serverEntry(), {
     DATA_DIR: dataDir,
     PORT: '0',
     INIT_PROJECT_API_KEY: TOKEN,

@@ -14,7 +14,12 @@ import { cpuBetween, sampleCpu } from './support/cpu.ts';
 import { flagSet, personOf, unleashToggles } from './support/decideFixtures.ts';
 import { installUnleash } from './support/installUnleash.ts';
 import { type OpenLoopResult, openLoop } from './support/openLoop.ts';
-import { embeddedPostgresClient, type Started, startProcess } from './support/processes.ts';
+import {
+  embeddedPostgresClient,
+  type Started,
+  serverEntry,
+  startProcess,
+} from './support/processes.ts';
 
 const HELP = `bench/decide — /decide throughput vs unleash-server and a bare Fastify
 usage: npm run bench:decide -- [--seconds N] [--connections N] [--only LIST] [--json]
@@ -130,7 +135,7 @@ async function api(base: string, method: string, p: string, body?: unknown, auth
 async function ours() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-decide-'));
   const server = await start(
-    'src/main.ts',
+    serverEntry(),
     {
       DATA_DIR: dataDir,
       PORT: '0',

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import type pg from 'pg';
-import { embeddedPostgresClient, startProcess } from './support/processes.ts';
+import { embeddedPostgresClient, serverEntry, startProcess } from './support/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -185,7 +185,7 @@ async function main() {
     `bench/persons: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase, ${connections} connections, ${PER_REQUEST} events a request`,
   );
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-persons-'));
-  const server = await startProcess('src/main.ts', {
+  const server = await startProcess(serverEntry(), {
     DATA_DIR: dataDir,
     PORT: '0',
     INIT_PROJECT_API_KEY: TOKEN,

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { root, startProcess } from './support/processes.ts';
+import { root, serverEntry, startProcess } from './support/processes.ts';
 
 const { values } = parseArgs({
   options: {
@@ -124,7 +124,7 @@ function startProbe(url: string) {
 
 /** Captures the history through a running server, then stops it; returns how many events. */
 async function captureHistory(): Promise<number> {
-  const server = await startProcess('src/main.ts', {
+  const server = await startProcess(serverEntry(), {
     DATA_DIR: dataDir,
     PORT: '0',
     INIT_PROJECT_API_KEY: TOKEN,
@@ -175,7 +175,7 @@ try {
   );
   let sent = reuse ? EVENTS : 0;
   if (!reuse) sent = await captureHistory();
-  const server = await startProcess('src/main.ts', {
+  const server = await startProcess(serverEntry(), {
     DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'warn',

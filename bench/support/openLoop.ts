@@ -1,4 +1,6 @@
 import net from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 
 export type OpenLoopResult = {
   rate: number;
@@ -10,11 +12,22 @@ export type OpenLoopResult = {
   max: number;
 };
 
+const EMPTY = Buffer.alloc(0);
+
+function collectGarbage() {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
+
 type Req = { method: string; path: string; headers: Record<string, string>; body?: string };
 
-/** One keep-alive connection carrying one request at a time; responses parsed just enough. */
+/**
+ * One keep-alive connection carrying one request at a time; responses parsed just enough. Reads
+ * land in one buffer per connection (`onread`): a generator that allocates a Buffer per chunk
+ * collects garbage every second under load, and its pauses show up as the server's tail latency.
+ */
 class Connection {
-  private buffered: Buffer = Buffer.alloc(0);
+  private buffered: Buffer = EMPTY;
   private due = 0;
   onDone: (due: number, status: number) => void = () => {};
   readonly socket: net.Socket;
@@ -22,8 +35,19 @@ class Connection {
   error = '';
 
   constructor(host: string, port: number) {
-    this.socket = net.connect({ host, port, noDelay: true });
-    this.socket.on('data', (chunk) => this.read(chunk));
+    const buffer = Buffer.allocUnsafe(256 * 1024);
+    this.socket = net.connect({
+      host,
+      port,
+      noDelay: true,
+      onread: {
+        buffer,
+        callback: (n: number) => {
+          this.read(buffer.subarray(0, n));
+          return true;
+        },
+      },
+    });
     this.socket.on('error', (e) => {
       this.error = e.message;
     });
@@ -47,10 +71,16 @@ class Connection {
     this.socket.write(request);
   }
 
+  /** an incomplete answer waits for the next read: copied out of the read buffer it lives in */
+  private keep(chunk: Buffer) {
+    if (this.buffered === chunk) this.buffered = Buffer.from(chunk);
+  }
+
+  /** `chunk` is the connection's read buffer: kept past this call only as a copy */
   private read(chunk: Buffer) {
     this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
     const headEnd = this.buffered.indexOf('\r\n\r\n');
-    if (headEnd < 0) return;
+    if (headEnd < 0) return this.keep(chunk);
     const head = this.buffered.toString('latin1', 0, headEnd);
     const length = /\r\ncontent-length: *(\d+)/i.exec(head);
     let end: number;
@@ -58,13 +88,14 @@ class Connection {
     else {
       // chunked: the answer ends with the zero-length chunk
       const last = this.buffered.indexOf('\r\n0\r\n\r\n', headEnd);
-      if (last < 0) return;
+      if (last < 0) return this.keep(chunk);
       end = last + 7;
     }
-    if (this.buffered.length < end) return;
+    if (this.buffered.length < end) return this.keep(chunk);
     if (process.env.BENCH_DEBUG && !head.startsWith('HTTP/1.1 200'))
       process.stderr.write(`${this.buffered.toString('latin1', 0, end)}\n`);
-    this.buffered = this.buffered.subarray(end);
+    // One request at a time: nothing follows an answer but, at most, the rest of a partial read.
+    this.buffered = end === this.buffered.length ? EMPTY : Buffer.from(this.buffered.subarray(end));
     this.busy = false;
     this.onDone(this.due, Number(head.slice(9, 12)));
   }
@@ -106,6 +137,8 @@ export async function openLoop(
     () => new Connection(url.hostname, Number(url.port)),
   );
   await Promise.all(connections.map((c) => new Promise((r) => c.socket.once('connect', r))));
+  // The garbage of preparing the requests is collected now, not as a pause mid-phase.
+  collectGarbage();
   const latencies = new Float64Array(total);
   let measured = 0;
   let ok = 0;
