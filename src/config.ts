@@ -95,6 +95,54 @@ const ConfigSchema = z.object({
   COHORT_RECALCULATION_MINUTES: z.coerce.number().int().min(1).default(60),
 });
 
+/** One line per setting for `npm start -- --help` (the README's table has the full story). */
+const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
+  PORT: 'HTTP port (0: any free port)',
+  HOST: 'listen address (0.0.0.0 in a container)',
+  DATA_DIR: 'directory of the embedded Postgres and chDB',
+  DATABASE_URL: 'Postgres server (postgres://…); unset: embedded Postgres',
+  CLICKHOUSE_URL: 'ClickHouse server (http[s]://…); unset: embedded chDB',
+  CLICKHOUSE_DATABASE: "ClickHouse database of hogstream's tables",
+  CHDB_PATH: 'embedded chDB directory (default DATA_DIR/clickhouse)',
+  EVENTSTORE_URL: 'EventStoreDB/KurrentDB (esdb://…); unset: the event log lives in Postgres',
+  INIT_PROJECT_API_KEY: "project API key of the first start's project (default: generated)",
+  INIT_PERSONAL_API_KEY: 'personal API key of the first start (default: generated)',
+  METRICS_TOKEN: 'bearer token of GET /metrics; unset: loopback clients only',
+  PROJECTION_STUCK_SECONDS: '/_readyz fails for a projection stuck this long',
+  LOG_LEVEL: 'fatal | error | warn | info | debug | trace | silent',
+  CAPTURE_BODY_LIMIT_BYTES: 'request body limit of the single-event capture routes',
+  BATCH_BODY_LIMIT_BYTES: 'request body limit of /batch and every other route',
+  DECIDE_BODY_LIMIT_BYTES: 'request body limit of /decide and /flags',
+  FLAG_CACHE_MAX_PROJECTS: 'projects whose flag definitions /decide keeps in memory',
+  FLAG_EVALUATION_THREADS:
+    'threads evaluating /decide and /flags (0: the main thread; default cores − 1, at most 4)',
+  PG_CONNECT_TIMEOUT_MS: 'wait for a Postgres connection before answering 503',
+  PG_STATEMENT_TIMEOUT_MS: 'longest Postgres statement',
+  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'a Postgres transaction idle this long is ended',
+  API_RATE_LIMIT_PER_MINUTE: '/api requests a minute per personal API key (0: no limit)',
+  CAPTURE_MAX_EVENT_BYTES: 'largest captured event (JSON bytes); larger: 413',
+  CAPTURE_MAX_EVENT_PROPERTIES: 'most properties + $set + $set_once keys of one event; more: 413',
+  CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
+  CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
+  EVENTS_PAGE_MAX_BYTES: 'event bytes one page of the events list may carry',
+  READ_YOUR_WRITES_TIMEOUT_MS: 'how long a REST write waits for its read model',
+  EVENT_DELETION_SCHEDULE: 'cron (UTC) of the queued person-event deletions',
+  COHORT_CALCULATION_SCHEDULE: "cron (UTC) of the dynamic cohorts' recalculation check",
+  COHORT_RECALCULATION_MINUTES: 'a dynamic cohort older than this is recalculated',
+};
+
+/** the settings with their defaults, for `--help` */
+export function settingsHelp(): string {
+  const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+  const width = Math.max(...Object.keys(SETTINGS).map((k) => k.length));
+  return Object.entries(SETTINGS)
+    .map(([name, text]) => {
+      const d = defaults[name];
+      return `  ${name.padEnd(width)}  ${text}${d === undefined ? '' : ` [${String(d)}]`}`;
+    })
+    .join('\n');
+}
+
 export type Config = Readonly<{
   port: number;
   host: string;

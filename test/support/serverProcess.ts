@@ -6,8 +6,11 @@ export const repositoryRoot = path.resolve(import.meta.dirname, '../..');
 export type ServerProcess = { child: ChildProcess; url: string; output: () => string };
 
 /** `npm start` as a user runs it (tsx on src/main.ts), with `env` (DATA_DIR, …); resolves once it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+export async function startServerProcess(
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts'], {
     cwd: repositoryRoot,
     env: {
       ...process.env,
