@@ -29,8 +29,9 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   PROJECTION_STUCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   INIT_PERSONAL_API_KEY: z.string().min(8).optional(),
-  // 'info' logs every request: at capture rates that costs more than the request itself.
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
+  // 'info': a line per API request, a summary every 10 s for capture, /decide and /flags.
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_SUMMARY_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   /** request body limits of the capture endpoints (capture.md decision 5) */
   CAPTURE_BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -110,6 +111,7 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   METRICS_TOKEN: 'bearer token of GET /metrics; unset: loopback clients only',
   PROJECTION_STUCK_SECONDS: '/_readyz fails for a projection stuck this long',
   LOG_LEVEL: 'fatal | error | warn | info | debug | trace | silent',
+  LOG_SUMMARY_SECONDS: 'interval of the summary line of capture, /decide and /flags requests',
   CAPTURE_BODY_LIMIT_BYTES: 'request body limit of the single-event capture routes',
   BATCH_BODY_LIMIT_BYTES: 'request body limit of /batch and every other route',
   DECIDE_BODY_LIMIT_BYTES: 'request body limit of /decide and /flags',
@@ -159,6 +161,8 @@ export type Config = Readonly<{
   projectionStuckSeconds: number;
   initPersonalApiKey: string | undefined;
   logLevel: string;
+  /** capture, /decide and /flags requests are logged as one summary line per interval */
+  logSummarySeconds: number;
   readYourWritesTimeoutMs: number;
   postgresTimeouts: PoolTimeouts;
   apiRateLimitPerMinute: number;
@@ -202,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectionStuckSeconds: c.PROJECTION_STUCK_SECONDS,
     initPersonalApiKey: c.INIT_PERSONAL_API_KEY,
     logLevel: c.LOG_LEVEL,
+    logSummarySeconds: c.LOG_SUMMARY_SECONDS,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
     apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
     postgresTimeouts: {

@@ -16,6 +16,7 @@ import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWa
 import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
 import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
 import { personTimeTravelRoutes } from '../queries/personTimeTravel/personTimeTravelRoutes.ts';
+import { projectionRoutes } from '../queries/projections/projectionRoutes.ts';
 import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
 import type { AppContext } from './appContext.ts';
 
@@ -43,4 +44,5 @@ export const routes = (
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),
+  projectionRoutes(ctx),
 ];

@@ -249,6 +249,7 @@ export async function createService(
     health,
     apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
     logLevel: config.logLevel,
+    logSummaryMs: config.logSummarySeconds * 1000,
     bodyLimit: config.batchBodyLimitBytes,
     metrics,
     metricsToken: config.metricsToken,

@@ -228,7 +228,7 @@ export async function captureEvents(
       id,
       type: 'EventCaptured',
       data,
-      metadata: { projectId, occurredAt: data.receivedAt },
+      metadata: { projectId, occurredAt: data.receivedAt, correlationId: request.requestId },
     });
     byStream.set(stream, events);
     accepted++;
@@ -246,7 +246,7 @@ export async function captureEvents(
         id,
         type: 'IngestionWarningRecorded',
         data,
-        metadata: { projectId, occurredAt: data.at },
+        metadata: { projectId, occurredAt: data.at, correlationId: request.requestId },
       })),
       expectedRevision: 'any',
     });

@@ -98,6 +98,8 @@ export const captureRoutes =
               query: flatQuery(request.query),
               headers: flatHeaders(request),
               body: Buffer.isBuffer(request.body) ? request.body : undefined,
+              // only the caller's own id: a generated one per request would add bytes to every event
+              requestId: request.headers['x-request-id'] ? request.id : undefined,
             },
             clientIp(request.headers, request.socket.remoteAddress),
           );

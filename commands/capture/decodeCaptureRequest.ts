@@ -18,6 +18,8 @@ export type RawCaptureRequest = {
   /** lower-case names */
   headers: Record<string, string | undefined>;
   body: Buffer | undefined;
+  /** the caller's X-Request-Id, kept in the metadata of the events the request appends */
+  requestId?: string | undefined;
 };
 
 export type DecodedCaptureRequest = {

@@ -9,6 +9,7 @@ import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJo
 import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
 import { timeTravelDeps } from '../../queries/personTimeTravel/personSlice.ts';
+import { readModelStatus } from '../../queries/projections/readModelStatus.ts';
 import { type AppContext, createAwaitProjection } from '../appContext.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { type Config, loadConfig } from '../config.ts';
@@ -22,7 +23,6 @@ import { openStores } from '../runtime/stores.ts';
 import { NotFound, required, UsageError } from './errors.ts';
 import { transferLog } from './logCommands.ts';
 import { progressReporter } from './progress.ts';
-import { readModelStatus } from './statusCommand.ts';
 import type { Options } from './usage.ts';
 
 async function run(

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+  LogController,
+} from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -16,6 +21,7 @@ import { jsonDepth } from '../core/json.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
+import { installRequestLogging } from './requestLogging.ts';
 
 const MAX_REQUEST_ID = 200;
 
@@ -33,6 +39,8 @@ export type AppOptions = Readonly<{
   /** reachability of the databases, for /_health (cheap; cached by the caller) */
   health: Readiness;
   logLevel?: string;
+  /** interval of the public routes' summary log line */
+  logSummaryMs?: number;
   bodyLimit?: number;
   /** Prometheus metrics: requests counted, GET /metrics served */
   metrics?: Metrics;
@@ -43,6 +51,8 @@ export type AppOptions = Readonly<{
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info' },
+    // Fastify's two lines per request are replaced by installRequestLogging's one (or a summary).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 20_000_000,
     routerOptions: { ignoreTrailingSlash: true },
     // A caller's (or proxy's) X-Request-Id names the request in the logs and comes back in the
@@ -66,11 +76,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks on every request: an async one costs a promise per request on /decide.
+  app.addHook('onRequest', (request, reply, done) => {
     if (request.id.length > MAX_REQUEST_ID) request.id = request.id.slice(0, MAX_REQUEST_ID);
     void reply.header('x-request-id', request.id);
+    done();
   });
   if (options.metrics) installMetrics(app, options.metrics, options.metricsToken);
+  installRequestLogging(app, options.logSummaryMs);
   // Postgres text and jsonb cannot hold NUL; refusing it here keeps it out of the log, where it
   // would otherwise stop a projector for good.
   app.removeContentTypeParser('application/json');
@@ -167,11 +180,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(apiScope(options.auth, options.apiRoutes, options.apiLimits));
   // Public routes authenticate with the payload's project token, not a personal key: the
-  // document's global security requirement does not apply to them.
+  // document's global security requirement does not apply to them. They carry the traffic, so
+  // their requests are logged as periodic summaries.
   for (const routes of options.publicRoutes)
     await app.register(async (scope) => {
       scope.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, security: [] };
+        route.config = { ...route.config, summarisedLogs: true };
       });
       await scope.register(routes);
     });

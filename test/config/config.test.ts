@@ -35,7 +35,7 @@ describe('config', () => {
       eventstoreUrl: 'esdb://es:2113?tls=false',
       initProjectApiKey: 'phc_12345678',
       initPersonalApiKey: 'phx_12345678',
-      logLevel: 'warn',
+      logLevel: 'info',
     });
   });
   it.each([

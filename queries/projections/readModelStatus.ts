@@ -1,6 +1,6 @@
 import { chProjectionsFor, readModelEntries } from '../../projections/registry.ts';
-import type { AppContext } from '../appContext.ts';
-import { readCheckpoint } from '../processing/projection.ts';
+import type { AppContext } from '../../src/appContext.ts';
+import { readCheckpoint } from '../../src/processing/projection.ts';
 
 type ModelStatus = {
   name: string;
@@ -13,7 +13,7 @@ type ModelStatus = {
 const PENDING_CAP = 1_000;
 
 /**
- * `status`: for each read model its checkpoint, how many events of its kinds it has not applied
+ * `status` (CLI) and `GET /api/projections/`: for each read model its checkpoint, how many events of its kinds it has not applied
  * yet (a checkpoint stays put while the log grows with other kinds: it is not behind), and how old
  * the oldest of them is (0 when caught up). Read from the checkpoints, so it answers beside a
  * running server, whose projections these are.

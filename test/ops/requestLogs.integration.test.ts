@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { capture } from '../support/capture.ts';
+import { type ServerProcess, startServerProcess } from '../support/serverProcess.ts';
+
+// Issue #12: at the default level (info) every API request is one JSON line, without its query
+// string (it may hold a token); capture and /decide requests are one summary line per interval.
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-request-logs-'));
+let server: ServerProcess | undefined;
+afterAll(async () => {
+  if (server && server.child.exitCode === null) {
+    const exited = new Promise((r) => server!.child.on('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const lines = (out: string) =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('request logs at the default level', () => {
+  it('one line per API request, a summary for capture and /decide', {
+    timeout: 90_000,
+  }, async () => {
+    server = await startServerProcess({
+      DATA_DIR: tmp,
+      LOG_LEVEL: '',
+      LOG_SUMMARY_SECONDS: '1',
+      INIT_PROJECT_API_KEY: 'phc_request_logs',
+      INIT_PERSONAL_API_KEY: 'phx_request_logs',
+    });
+    const res = await fetch(`${server.url}/api/projects/?token=phc_secret_in_query`, {
+      headers: { authorization: 'Bearer phx_request_logs', 'x-request-id': 'req-logs-1' },
+    });
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      await capture({ url: server.url, projectApiKey: 'phc_request_logs' }, [
+        { event: 'e', properties: { distinct_id: `u${i}` } },
+      ]);
+    const decide = await fetch(`${server.url}/decide/?v=3`, {
+      method: 'POST',
+      body: JSON.stringify({ token: 'phc_request_logs', distinct_id: 'u1' }),
+    });
+    expect(decide.status).toBe(200);
+
+    let summary: Record<string, unknown> | undefined;
+    for (let i = 0; i < 50 && !summary; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      summary = lines(server.output()).find((l) => l.msg === 'public requests');
+    }
+    const all = lines(server.output());
+    const apiLine = all.find((l) => l.msg === 'request' && l.reqId === 'req-logs-1');
+    expect(apiLine).toMatchObject({
+      level: 30,
+      method: 'GET',
+      route: '/api/projects/',
+      path: '/api/projects/',
+      status: 200,
+    });
+    expect(server.output()).not.toContain('phc_secret_in_query');
+    // capture and /decide: no line of their own, counted in the summary
+    expect(all.filter((l) => l.msg === 'request' && String(l.path).startsWith('/e'))).toEqual([]);
+    expect(summary, server.output()).toMatchObject({ level: 30 });
+    const requests = summary!.requests as Record<string, { count: number }>;
+    const captured = Object.entries(requests)
+      .filter(([k]) => / 200$/.test(k) && !k.includes('decide'))
+      .reduce((n, [, v]) => n + v.count, 0);
+    expect(captured).toBe(3);
+    expect(requests['POST /decide/ 200']?.count).toBe(1);
+  });
+});
