@@ -1,60 +1,178 @@
-import { parseArgs } from 'node:util';
+import { Argument, Command, CommanderError, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { ConfigError } from '../config.ts';
 import { NotFound, UsageError } from './errors.ts';
-import { COMMANDS, USAGE } from './usage.ts';
+import { type Options, REBUILD_TARGETS } from './usage.ts';
 
 // Only what answers `--help` and usage errors is imported up front: the commands, their slices and
 // the database clients load when a command runs, so help comes back in well under a second.
 
-function parseCommandLine() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        json: { type: 'boolean' },
-        name: { type: 'string' },
-        owner: { type: 'string' },
-        project: { type: 'string' },
-        scopes: { type: 'string' },
-        user: { type: 'string' },
-        label: { type: 'string' },
-        'access-level': { type: 'string' },
-        member: { type: 'string', multiple: true },
-        to: { type: 'string' },
-        from: { type: 'string' },
-        until: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    // node's own message (an unknown option, a missing value) with our usage, as a usage error
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+const email = (value: string) => {
+  if (!z.email().safeParse(value).success)
+    throw new InvalidArgumentError('must be an e-mail address');
+  return value;
+};
+
+/** The command that ran (or failed to parse), whose help a usage error prints. */
+let current: Command | undefined;
+
+const program = new Command('npm run cli --')
+  .usage('<command> [options] [--json]')
+  .description(
+    'Manages a hogstream server: projects, keys and roles, read model rebuilds and status, backups ' +
+      'of the event log. Settings come from the environment, as for `npm start` (see its --help). ' +
+      'Beside a running embedded server, use the same DATA_DIR.',
+  )
+  .option('--json', 'print the answer as one JSON document')
+  .helpCommand('help [command]', 'help for a command')
+  .exitOverride()
+  .configureOutput({ outputError: () => {} });
+
+/** Runs `words` with the command's options, loading the commands (and the databases) only now. */
+const action =
+  (...words: string[]) =>
+  async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const o = command.optsWithGlobals();
+    const values: Options = {
+      json: o.json,
+      name: o.name,
+      owner: o.owner,
+      project: o.project,
+      scopes: o.scopes,
+      user: o.user,
+      label: o.label,
+      'access-level': o.accessLevel,
+      member: o.member,
+      to: o.to,
+      from: o.from,
+      until: o.until,
+    };
+    current = command;
+    const { runCommand } = await import('./commands.ts');
+    await runCommand([...words, ...command.args], values);
+  };
+
+const project = program.command('project').description('projects: create');
+project
+  .command('create')
+  .description('create a project, with a personal API key (every scope) for its owner')
+  .requiredOption('--name <name>', 'project name')
+  .option('--owner <email>', 'owner (default: the bootstrap admin)', email)
+  .action(action('project', 'create'));
+
+program
+  .command('personal-key')
+  .description('personal API keys: create')
+  .command('create')
+  .description('create a personal API key for a project member')
+  .requiredOption('--project <id>', 'project id')
+  .requiredOption('--scopes <scopes>', 'comma-separated, e.g. feature_flag:read,person:write, or *')
+  .option('--user <email>', 'the key holder (default: the bootstrap admin)', email)
+  .option('--label <label>', 'a name for the key')
+  .action(action('personal-key', 'create'));
+
+program
+  .command('role')
+  .description('roles: create')
+  .command('create')
+  .description('create a role with an access level and members')
+  .requiredOption('--name <name>', 'role name')
+  .requiredOption('--access-level <level>', '21 (member) or 37 (admin)')
+  .option('--member <email...>', 'members (repeatable)')
+  .action(action('role', 'create'));
+
+program
+  .command('rebuild')
+  .description(
+    'rebuild a read model from the event log (beside a running embedded server too), with progress',
+  )
+  .addArgument(
+    new Argument('<read-model>', 'what to rebuild; events: the ClickHouse tables').choices([
+      ...REBUILD_TARGETS,
+      'events',
+      'all',
+    ]),
+  )
+  .action(action('rebuild'));
+
+program
+  .command('run-deletions')
+  .description('run the queued person-event deletions now (they otherwise run on their schedule)')
+  .action(action('run-deletions'));
+
+program
+  .command('person')
+  .description("persons: history (a person's changes, from the log)")
+  .command('history')
+  .description("a person's changes, from the log")
+  .argument('<distinct-id>', 'any of its distinct ids')
+  .option('--project <id>', 'project id (default: the first project)')
+  .action(action('person', 'history'));
+
+program
+  .command('status')
+  .description('each read model against the log head: position, pending events, lag')
+  .action(action('status'));
+
+const log = program.command('log').description('the event log: export (backup), import (restore)');
+log
+  .command('export')
+  .description('write the log (or a range of it) to a gzipped NDJSON file')
+  .requiredOption('--to <file>', 'e.g. backup.ndjson.gz')
+  .option('--from <position>', 'first log position (default: the start)')
+  .option('--until <position>', 'last log position (default: the head)')
+  .action(action('log', 'export'));
+log
+  .command('import')
+  .description('append the events of an export that the log lacks (then: rebuild all)')
+  .requiredOption('--from <file>', 'a file written by log export')
+  .action(action('log', 'import'));
+
+for (const c of program.commands) {
+  c.exitOverride().configureOutput({ outputError: () => {} });
+  for (const sub of c.commands) sub.exitOverride().configureOutput({ outputError: () => {} });
+}
+
+/** the (sub)command a command line names, for the help a usage error prints */
+function named(argv: readonly string[]): Command {
+  let command = program;
+  for (const word of argv) {
+    const next = command.commands.find((c) => c.name() === word);
+    if (!next) break;
+    command = next;
   }
+  return command;
 }
 
 async function main() {
-  const { values, positionals } = parseCommandLine();
-  // `--help`, `help` and unknown commands are answered without opening a database.
-  if (values.help || positionals[0] === 'help') {
-    console.log(USAGE);
-    return;
+  const argv = process.argv.slice(2);
+  if (argv.length === 0) throw new UsageError('no command given');
+  const target = named(argv);
+  const words = argv.filter((a) => !a.startsWith('-'));
+  if (target.commands.length > 0 && target !== program && words.at(-1) === target.name()) {
+    // a noun alone ("project"): commander would print its help and exit 1
+    if (!argv.includes('--help') && !argv.includes('-h')) {
+      current = target;
+      throw new UsageError(
+        `"${target.name()}" needs a command: ${target.commands.map((c) => c.name()).join(', ')}`,
+      );
+    }
   }
-  if (positionals.length === 0) throw new UsageError('no command given');
-  const [noun, verb] = positionals;
-  if (!COMMANDS.some(([n, v]) => n === noun && (v === null || v === verb)))
-    throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
-  for (const flag of ['owner', 'user'] as const) {
-    const email = values[flag];
-    if (email !== undefined && !z.email().safeParse(email).success)
-      throw new UsageError(`--${flag} must be an e-mail address, not "${email}"`);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // --help, -h, help [command]: the help is printed; nothing else to do
+    if (error.exitCode === 0) return;
+    current = named(argv);
+    throw new UsageError(error.message.replace(/^error: /, ''));
   }
-  const { runCommand } = await import('./commands.ts');
-  await runCommand(positionals, values);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof UsageError) console.error(`${error.message}\n${USAGE}`);
+  if (error instanceof UsageError)
+    console.error(`${error.message}\n\n${(current ?? program).helpInformation()}`);
   else if (error instanceof NotFound) console.error(error.message);
   else if (error instanceof ConfigError) console.error(error.message);
   else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,4 +1,4 @@
-// What the CLI answers before it loads any command: kept apart so that answer stays fast.
+// What the CLI's parser needs before it loads any command: kept apart so help stays fast.
 
 /** The read models `rebuild` knows (test/cli/cliHelp checks it against the registry). */
 export const REBUILD_TARGETS = [
@@ -11,30 +11,6 @@ export const REBUILD_TARGETS = [
   'persons',
   'event_deletions',
 ] as const;
-
-export const USAGE = `usage: npm run cli -- <command> [options] [--json]
-  project create --name NAME [--owner EMAIL]
-  personal-key create --project ID --scopes a:read,b:write [--user EMAIL] [--label LABEL]
-  role create --name NAME --access-level 21|37 [--member EMAIL ...]
-  rebuild <${REBUILD_TARGETS.join('|')}|events|all>
-  run-deletions
-  person history DISTINCT_ID [--project ID]
-  status                                (where each read model is against the log head)
-  log export --to FILE.ndjson.gz [--from POSITION] [--until POSITION]
-  log import --from FILE.ndjson.gz      (then: rebuild all)`;
-
-/** The commands the CLI knows (noun, verb): checked before any database is opened. */
-export const COMMANDS: readonly (readonly [string, string | null])[] = [
-  ['project', 'create'],
-  ['personal-key', 'create'],
-  ['role', 'create'],
-  ['rebuild', null],
-  ['run-deletions', null],
-  ['person', 'history'],
-  ['status', null],
-  ['log', 'export'],
-  ['log', 'import'],
-];
 
 /** The options a command receives, as parsed from the command line. */
 export type Options = {
