@@ -34,9 +34,11 @@ import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.t
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
+import { timedEventStore } from './eventStore/timedEventStore.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
+import { registerProjectionGauges } from './processing/projectionGauges.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
 import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
 import { serveRebuildRequests } from './processing/rebuildRequests.ts';
@@ -97,8 +99,9 @@ export async function createService(
       runners.set(runner.name, runner);
     }
   }
+  const metrics = createMetrics();
   const ctx: AppContext = {
-    store: stores.store,
+    store: timedEventStore(stores.store, (s) => metrics.appendDuration.observe(s)),
     pool: stores.pool,
     now: options.now ?? (() => new Date()),
     awaitProjection: createAwaitProjection(runners, config.readYourWritesTimeoutMs),
@@ -193,32 +196,19 @@ export async function createService(
     ),
     config.decideBodyLimitBytes,
   );
-  const metrics = createMetrics();
   const capture = captureRoutes(
     captureDeps(ctx, geoip, config.captureLimits, config.captureQuota),
     {
       capture: config.captureBodyLimitBytes,
       batch: config.batchBodyLimitBytes,
     },
-    (accepted, dropped) => {
+    (accepted, dropped, droppedBy) => {
       metrics.capturedEvents.inc({ outcome: 'accepted' }, accepted);
       if (dropped > 0) metrics.capturedEvents.inc({ outcome: 'dropped' }, dropped);
+      for (const [reason, n] of Object.entries(droppedBy)) metrics.droppedEvents.inc({ reason }, n);
     },
   );
-  metrics.gauge(
-    'hogstream_projection_position',
-    'Last log position each read model has applied',
-    ['projection'],
-    async (set) => {
-      for (const r of runners.values()) set({ projection: r.name }, Number(r.status().position));
-    },
-  );
-  metrics.gauge(
-    'hogstream_log_head_position',
-    'Newest position in the event log',
-    [],
-    async (set) => set({}, Number(await stores.store.headPosition())),
-  );
+  registerProjectionGauges(metrics, runners, stores.store);
   const calculations = cohortCalculations(
     { ...ctx, ...(clickhouse ? { clickhouse } : {}) },
     config.cohortCalculationSchedule,

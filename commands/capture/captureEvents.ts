@@ -103,7 +103,14 @@ function oversizedEvent(
 }
 
 export type CaptureOutcome =
-  | { ok: true; status: 200 | 204; accepted: number; dropped: number }
+  | {
+      ok: true;
+      status: 200 | 204;
+      accepted: number;
+      dropped: number;
+      /** the dropped events by the type of the ingestion warning each left */
+      droppedBy: Readonly<Record<string, number>>;
+    }
   | CaptureFailure;
 
 /**
@@ -195,8 +202,10 @@ export async function captureEvents(
   // the client sent, and skips enriching the repeat.
   const taken = new Set<string>();
   let accepted = 0;
+  const droppedBy: Record<string, number> = {};
   const kept = deps.quota.take(projectId, batch.items.length);
   if (kept < batch.items.length) {
+    droppedBy.rate_limited = batch.items.length - kept;
     warn({
       type: 'rate_limited',
       details: {
@@ -215,6 +224,7 @@ export async function captureEvents(
     });
     if (result.kind === 'dropped') {
       warn(result.warning);
+      droppedBy[result.warning.type] = (droppedBy[result.warning.type] ?? 0) + 1;
       continue;
     }
     const id = logIdFor(projectId, result.data.uuid);
@@ -257,5 +267,6 @@ export async function captureEvents(
     status: request.query.beacon === '1' ? 204 : 200,
     accepted,
     dropped: batch.items.length - accepted,
+    droppedBy,
   };
 }

@@ -44,7 +44,11 @@ export const captureRoutes =
     deps: CaptureDeps,
     limits: { capture: number; batch: number },
     /** told how many events each accepted request carried into the log, and how many it dropped */
-    onCaptured?: (accepted: number, dropped: number) => void,
+    onCaptured?: (
+      accepted: number,
+      dropped: number,
+      droppedBy: Readonly<Record<string, number>>,
+    ) => void,
   ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
@@ -107,7 +111,7 @@ export const captureRoutes =
             const { status, body } = httpError(outcome.error);
             return reply.status(status).send(body);
           }
-          onCaptured?.(outcome.accepted, outcome.dropped);
+          onCaptured?.(outcome.accepted, outcome.dropped, outcome.droppedBy);
           if (outcome.status === 204) return reply.status(204).send(null);
           return reply.status(200).send({ status: 1 as const });
         },

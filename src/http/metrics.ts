@@ -5,6 +5,10 @@ export type Metrics = Readonly<{
   registry: client.Registry;
   /** events a capture request carried: accepted into the log, or dropped (with a warning) */
   capturedEvents: client.Counter<'outcome'>;
+  /** events a capture request dropped (each with an ingestion warning), by the warning's type */
+  droppedEvents: client.Counter<'reason'>;
+  /** how long an append to the event log took (the acknowledgement path waits on it) */
+  appendDuration: client.Histogram;
   /** adds a gauge read at each scrape (projection positions, the log head…) */
   gauge(name: string, help: string, labels: readonly string[], collect: GaugeCollect): void;
 }>;
@@ -26,9 +30,23 @@ export function createMetrics(): Metrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const droppedEvents = new client.Counter({
+    name: 'hogstream_dropped_events_total',
+    help: 'Captured events dropped with an ingestion warning, by the warning type',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const appendDuration = new client.Histogram({
+    name: 'hogstream_event_append_duration_seconds',
+    help: 'Appends to the event log (one per capture request or command), durable when done',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
   return {
     registry,
     capturedEvents,
+    droppedEvents,
+    appendDuration,
     gauge(name, help, labels, collect) {
       new client.Gauge({
         name,

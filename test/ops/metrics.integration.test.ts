@@ -31,10 +31,14 @@ describe('GET /metrics', () => {
     const accepted = 'hogstream_captured_events_total{outcome="accepted"}';
     const decides = 'hogstream_http_requests_total{method="POST",route="/decide/",status="200"}';
 
+    const appends = 'hogstream_event_append_duration_seconds_count';
+    const noDistinctId =
+      'hogstream_dropped_events_total{reason="skipping_event_invalid_distinct_id"}';
     await capture({ url: t.url, projectApiKey: t.projectApiKey }, [
       { event: 'a', properties: { distinct_id: 'm1' } },
       { event: 'b', properties: { distinct_id: 'm1' } },
       { event: 'c', properties: { distinct_id: 'm2' } },
+      { event: 'd', properties: {} },
     ]);
     for (let i = 0; i < 2; i++) {
       const r = await decideRaw(t.url, '/decide/?v=3', {
@@ -48,6 +52,14 @@ describe('GET /metrics', () => {
     expect((after.values.get(batches) ?? 0) - (before.values.get(batches) ?? 0)).toBe(1);
     expect((after.values.get(accepted) ?? 0) - (before.values.get(accepted) ?? 0)).toBe(3);
     expect((after.values.get(decides) ?? 0) - (before.values.get(decides) ?? 0)).toBe(2);
+    // the batch was (at least) one timed append; the event without a distinct id was dropped, by its reason
+    expect(
+      (after.values.get(appends) ?? 0) - (before.values.get(appends) ?? 0),
+    ).toBeGreaterThanOrEqual(1);
+    expect((after.values.get(noDistinctId) ?? 0) - (before.values.get(noDistinctId) ?? 0)).toBe(1);
+    expect(
+      after.values.get('hogstream_projection_lag_positions{projection="persons"}'),
+    ).toBeGreaterThanOrEqual(0);
     expect(
       after.values.get('hogstream_http_request_duration_seconds_count{route="/decide/"}'),
     ).toBeGreaterThanOrEqual(2);
