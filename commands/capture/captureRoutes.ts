@@ -39,6 +39,15 @@ const flatHeaders = (request: FastifyRequest): Record<string, string | undefined
  * The public capture endpoints. Bodies arrive as raw bytes whatever their content type: the
  * capture modules decide between JSON, form, multipart, base64, gzip and lz64 themselves.
  */
+/** what posthog-js, posthog-node and curl send (gzip and lz64 bodies come as octet-stream or text) */
+const CAPTURE_CONTENT_TYPES = [
+  'application/json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'application/octet-stream',
+] as const;
+
 export const captureRoutes =
   (
     deps: CaptureDeps,
@@ -71,6 +80,7 @@ export const captureRoutes =
         method,
         url: `${path}/`,
         bodyLimit,
+        ...(method === 'POST' ? { config: { openapi: { consumes: CAPTURE_CONTENT_TYPES } } } : {}),
         schema: {
           tags: ['capture'],
           summary: `Capture events (${method} ${path}/)`,

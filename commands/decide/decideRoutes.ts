@@ -63,6 +63,14 @@ const DecideResponse = z
   })
   .catchall(z.unknown());
 
+/** JSON (posthog-node, posthog-js), form `data=` base64, gzip or lz64 bytes */
+const DECIDE_CONTENT_TYPES = [
+  'application/json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/octet-stream',
+] as const;
+
 const flatQuery = (query: unknown): Record<string, string | undefined> =>
   Object.fromEntries(
     Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [
@@ -125,6 +133,7 @@ export const decideRoutes =
         method: 'POST',
         url: `${path}/`,
         bodyLimit,
+        config: { openapi: { consumes: DECIDE_CONTENT_TYPES } },
         schema: {
           tags: ['flags'],
           summary: `Evaluate flags for one distinct id (POST ${path}/)`,

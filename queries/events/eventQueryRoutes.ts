@@ -171,7 +171,7 @@ export const eventQueryRoutes =
     app.get(
       `${prefix}/`,
       {
-        config: read,
+        config: { ...read, openapi: { csv: true } },
         schema: {
           tags: ['events'],
           summary:

@@ -42,7 +42,7 @@ export const insightRoutes =
       querystring,
       response: { 200: ActorsResponse.describe('text/csv with format=csv'), ...errorResponses },
     });
-    const config = { scope: 'person:read' };
+    const config = { scope: 'person:read', openapi: { csv: true } };
 
     app.get(
       '/api/projects/:project_id/insights/trend/',

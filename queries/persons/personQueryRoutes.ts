@@ -97,7 +97,7 @@ export const personQueryRoutes =
     app.get(
       `${prefix}/`,
       {
-        config: read,
+        config: { ...read, openapi: { csv: true } },
         schema: {
           tags: ['persons'],
           summary: 'List persons, newest first, with filters; format=csv exports them',

@@ -9,7 +9,6 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import {
-  jsonSchemaTransform,
   jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
@@ -21,6 +20,7 @@ import { jsonDepth } from '../core/json.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
+import { openapiTransform } from './openapiMedia.ts';
 import { installRequestLogging } from './requestLogging.ts';
 
 const MAX_REQUEST_ID = 200;
@@ -133,7 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       security: [{ PersonalApiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: openapiTransform,
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/api/schema/swagger-ui' });

@@ -51,6 +51,35 @@ describe('OpenAPI document validity (issue #12)', () => {
       expect(paths[path]?.[method]?.security, `${method} ${path}`).toEqual([]);
     expect(paths['/api/projects/{project_id}/feature_flags/'].get.security).toBeUndefined();
   });
+
+  it('lists every content type capture and /decide take, and the CSV answers', async () => {
+    const { paths } = (await t.api('GET', '/api/schema/', undefined, null)).body;
+    const types = (path: string) => Object.keys(paths[path].post.requestBody.content).sort();
+    for (const path of ['/batch/', '/e/', '/capture/', '/i/v0/e/'])
+      expect(types(path), path).toEqual([
+        'application/json',
+        'application/octet-stream',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+        'text/plain',
+      ]);
+    for (const path of ['/decide/', '/flags/'])
+      expect(types(path), path).toEqual([
+        'application/json',
+        'application/octet-stream',
+        'application/x-www-form-urlencoded',
+        'text/plain',
+      ]);
+    for (const path of [
+      '/api/projects/{project_id}/persons/',
+      '/api/projects/{project_id}/events/',
+      '/api/projects/{project_id}/persons/trends/',
+    ]) {
+      const ok = paths[path].get.responses['200'].content;
+      expect(Object.keys(ok).sort(), path).toEqual(['application/json', 'text/csv']);
+      expect(ok['text/csv'].schema.type).toBe('string');
+    }
+  });
 });
 
 describe('health and readiness', () => {
