@@ -40,6 +40,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { registerProjectionGauges } from './processing/projectionGauges.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
+import { startRunners } from './processing/readModelVersions.ts';
 import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
 import { serveRebuildRequests } from './processing/rebuildRequests.ts';
 import { stuckProjections } from './processing/stuckProjections.ts';
@@ -81,6 +82,7 @@ export async function createService(
   // A projection's failing batch (retried with backoff) is logged at error level: through the
   // app's logger once it exists, on stderr before.
   let logError: (message: string) => void = (message) => console.error(message);
+  let logInfo: (message: string) => void = (message) => console.error(message);
   const runnerOptions = { log: (message: string) => logError(message) };
   const runners = new Map<string, ProjectionRunner>(
     pgProjections.map(
@@ -106,7 +108,11 @@ export async function createService(
     now: options.now ?? (() => new Date()),
     awaitProjection: createAwaitProjection(runners, config.readYourWritesTimeoutMs),
   };
-  for (const runner of runners.values()) await runner.start();
+  // Read models another version built are rebuilt blue/green before their runners start.
+  const upgrading = await startRunners(stores, pgProjections, runners, {
+    info: (m) => logInfo(m),
+    error: (m) => logError(m),
+  });
   // Bootstrap asks the read model whether a project exists: it must have caught up with the log first.
   await runners.get('access')!.caughtUp();
   let booted: Promise<BootstrapResult> | undefined;
@@ -246,6 +252,7 @@ export async function createService(
   });
 
   logError = (message) => app.log.error(message);
+  logInfo = (message) => app.log.info(message);
 
   // Person-event deletions queued by DELETE persons/:id/?delete_events=true run on a schedule.
   const deletions = clickhouse
@@ -291,6 +298,7 @@ export async function createService(
         await app.close(); // stops accepting; waits for in-flight requests and their appends
         await deletions?.stop(); // lets a deletion run in progress finish
         await stopRebuilds?.(); // lets a rebuild in progress finish
+        await upgrading.stop(); // a read model upgrade starts again on the next start
         await calculations.stop(); // lets a cohort calculation in progress finish
         await definitions.stop();
         await threads?.close();

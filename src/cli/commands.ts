@@ -253,8 +253,14 @@ export async function runCommand(positionals: string[], values: Options): Promis
   // it brings that one up to date, and leaves the others alone.
   // `status` reports where the read models are; running them here would change the answer.
   const readOnly = positionals[0] === 'person' || positionals[0] === 'status';
+  // An outdated read model (built by another version) is left to the server's upgrade, or to
+  // `rebuild`: replaying from its new checkpoint into the old tables would fold everything twice.
   for (const r of runners.values())
-    if (!rebuilding && (!readOnly || (r.name === 'persons' && positionals[0] === 'person')))
+    if (
+      !rebuilding &&
+      !stores.outdated.has(r.name) &&
+      (!readOnly || (r.name === 'persons' && positionals[0] === 'person'))
+    )
       await r.start();
   const ctx: AppContext = {
     store: stores.store,

@@ -87,3 +87,15 @@ export async function readCheckpoint(pool: pg.Pool, id: string): Promise<bigint>
   );
   return rows[0] ? BigInt(rows[0].position) : -1n;
 }
+
+/** Forgets the checkpoints of the projection's other versions (once this version's is in place). */
+export async function dropOtherVersions(
+  tx: pg.PoolClient,
+  projection: PgProjection,
+): Promise<void> {
+  await tx.query(
+    `DELETE FROM public.projection_checkpoints
+      WHERE left(id, length(id) - length(split_part(reverse(id), '@', 1)) - 1) = $1 AND id <> $2`,
+    [projection.name, checkpointId(projection)],
+  );
+}

@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import type { RecordedEvent } from '../core/event.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import { checkpointId, lockCheckpoint, type PgProjection, storeCheckpoint } from './projection.ts';
+import {
+  checkpointId,
+  dropOtherVersions,
+  lockCheckpoint,
+  type PgProjection,
+  storeCheckpoint,
+} from './projection.ts';
 
 /** ≈ 1 KiB an entry (a person and its properties, a mapping): a few hundred MiB at most */
 const DEFAULT_MAX_FOLD_ENTRIES = 500_000;
@@ -30,6 +36,8 @@ export async function rebuildProjection(
     /** a bulk fold holding more entries is saved and the replay goes on page by page */
     maxFoldEntries?: number;
     onProgress?: (p: RebuildProgress) => void;
+    /** stops the replay between pages (the live read model is left as it was) */
+    signal?: AbortSignal;
   } = {},
 ): Promise<RebuildResult> {
   // Large pages: a projection loads and saves what a batch touches once per batch, so the replay
@@ -62,6 +70,7 @@ export async function rebuildProjection(
       apply: (events: readonly RecordedEvent[]) => Promise<void> | void = (events) =>
         projection.handle(events, client),
     ): Promise<number> => {
+      options.signal?.throwIfAborted();
       const batch = await (ahead?.after === position ? ahead.page : read(position));
       ahead = undefined;
       const last = batch[batch.length - 1]?.position;
@@ -112,6 +121,8 @@ export async function rebuildProjection(
       await client.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA public`);
     }
     await storeCheckpoint(client, id, position);
+    // the tables now are this version's: an older version's checkpoint no longer describes them
+    await dropOtherVersions(client, projection);
     await client.query(`DROP SCHEMA ${shadow} CASCADE`);
     await client.query('COMMIT');
     return { name: projection.name, events: count, position };

@@ -6,6 +6,7 @@ import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createPostgresEventStore, eventLogSchema } from '../eventStore/postgresEventStore.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
+import { outdatedProjections } from '../processing/readModelVersions.ts';
 import { rebuildRequestsSchema } from '../processing/rebuildRequests.ts';
 import { startEmbeddedPostgres } from './embeddedPostgres.ts';
 
@@ -14,6 +15,8 @@ export type Stores = Readonly<{
   store: EventStore;
   /** which event log is in use, for logs and /_readyz */
   eventLog: 'postgres' | 'eventstoredb';
+  /** projections whose read model another version of them built: to rebuild before they run */
+  outdated: ReadonlySet<string>;
   /** the embedded Postgres belongs to a server running on the same DATA_DIR (so does its chDB) */
   sharedWithRunningServer: boolean;
   close(): Promise<void>;
@@ -31,6 +34,7 @@ export async function openStores(
     20,
     config.postgresTimeouts,
   );
+  let outdated = new Set<string>();
   try {
     await withTransaction(pool, async (tx) => {
       // Migrations of concurrent starters (server and CLI) must not interleave.
@@ -39,7 +43,9 @@ export async function openStores(
       await tx.query(checkpointsSchema);
       await tx.query(rebuildRequestsSchema);
       await tx.query(idSequencesSchema);
-      for (const p of projections) await tx.query(p.schema);
+      outdated = await outdatedProjections(tx, projections);
+      // an outdated read model's tables are the old version's: its new DDL runs in the rebuild
+      for (const p of projections) if (!outdated.has(p.name)) await tx.query(p.schema);
     });
   } catch (error) {
     await pool.end();
@@ -53,6 +59,7 @@ export async function openStores(
     pool,
     store,
     eventLog: config.eventstoreUrl ? 'eventstoredb' : 'postgres',
+    outdated,
     sharedWithRunningServer: embedded !== undefined && !embedded.owned,
     async close() {
       await store.close();
