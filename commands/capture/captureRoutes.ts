@@ -16,9 +16,9 @@ const CaptureQuery = z
     data: z.string().optional().describe('the payload, for GET requests'),
     beacon: z.string().optional().describe('1: answer 204 with no body (sendBeacon)'),
     _: z.string().optional().describe('client send time, epoch ms'),
-    sent_at: z.string().optional(),
-    ver: z.string().optional(),
-    ip: z.string().optional(),
+    sent_at: z.string().optional().describe('client send time (ISO 8601), to correct clock skew'),
+    ver: z.string().optional().describe('client library version'),
+    ip: z.string().optional().describe('1: posthog-js asks for the IP to be recorded (ignored)'),
   })
   .catchall(z.unknown());
 

@@ -19,7 +19,7 @@ const DecideQuery = z
       .describe('gzip | gzip-js | lz64 | base64; sniffed when absent'),
     data: z.string().optional().describe('GET: the payload'),
     token: z.string().optional().describe('GET: the project API key'),
-    api_key: z.string().optional(),
+    api_key: z.string().optional().describe('GET: the project API key (alias of token)'),
     _: z.string().optional().describe('client send time, epoch ms'),
     ver: z.string().optional().describe('client library version'),
   })

@@ -11,6 +11,7 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { createFeatureFlag } from './createFeatureFlag.ts';
 import { featureFlagDeps } from './featureFlagDeps.ts';
@@ -36,9 +37,13 @@ const CreateFlagBody = z.object({ key: z.string(), ...writable }).meta({ id: 'Fe
 const PatchFlagBody = z
   .object({ key: z.string().optional(), ...writable })
   .meta({ id: 'FeatureFlagPatch' });
-const ProjectParams = z.object({ project_id: z.string() });
-const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
-const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
+const ProjectParams = z.object({ project_id: projectIdParam });
+const FlagParams = ProjectParams.extend({
+  id: z.coerce.number().int().describe('feature flag id'),
+});
+const RoleAccessParams = ProjectParams.extend({
+  feature_flag_id: z.coerce.number().int().describe('feature flag id'),
+});
 
 const callerOf = (request: FastifyRequest) => ({
   projectId: projectOf(request).id,
@@ -159,7 +164,9 @@ export const featureFlagCommandRoutes =
         config: { scope: 'feature_flag:write' },
         schema: {
           tags: ['feature_flags'],
-          params: RoleAccessParams.extend({ id: z.coerce.number().int() }),
+          params: RoleAccessParams.extend({
+            id: z.coerce.number().int().describe('role access id'),
+          }),
           response: { 204: z.null().describe('No content'), ...errorResponses },
         },
       },

@@ -5,6 +5,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { deletePerson } from './deletePerson.ts';
 import { deletePersonProperty } from './deletePersonProperty.ts';
@@ -15,10 +16,13 @@ import { splitPerson } from './splitPerson.ts';
 import { updatePersonProperties } from './updatePersonProperties.ts';
 
 const PersonParams = z.object({
-  project_id: z.string(),
+  project_id: projectIdParam,
   id: z.string().describe("the person's integer id or its uuid"),
 });
-const Format = z.enum(['json', 'csv']).optional();
+const Format = z
+  .enum(['json', 'csv'])
+  .optional()
+  .describe('accepted for PostHog compatibility; the answer is JSON');
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off', '']);
@@ -88,8 +92,8 @@ export const personCommandRoutes =
           tags: ['persons'],
           params: PersonParams,
           querystring: z.object({
-            key: z.string().optional(),
-            value: z.string().optional(),
+            key: z.string().optional().describe('the property (or in the body)'),
+            value: z.string().optional().describe('its new value (or in the body)'),
             format: Format,
           }),
           body: z.object({ key: z.string().optional(), value: z.unknown().optional() }).nullish(),
@@ -119,7 +123,10 @@ export const personCommandRoutes =
         schema: {
           tags: ['persons'],
           params: PersonParams,
-          querystring: z.object({ $unset: z.string().optional(), format: Format }),
+          querystring: z.object({
+            $unset: z.string().optional().describe('the property to delete (or in the body)'),
+            format: Format,
+          }),
           body: z.object({ $unset: z.string().optional() }).nullish(),
           response,
         },

@@ -8,6 +8,7 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { awaitAnalytics } from '../insights/awaitAnalytics.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from '../insights/insightSeries.ts';
@@ -57,7 +58,10 @@ export const dashboardQueryRoutes =
         config: { scope: 'dashboard:read' },
         schema: {
           tags: ['dashboards'],
-          params: z.object({ project_id: z.string(), id: z.coerce.number().int() }),
+          params: z.object({
+            project_id: projectIdParam,
+            id: z.coerce.number().int().describe('dashboard id'),
+          }),
           response: { 200: DashboardView, ...errorResponses },
         },
       },

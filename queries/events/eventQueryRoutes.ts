@@ -15,6 +15,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { isUuid } from '../../src/core/uuid.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
@@ -38,7 +39,7 @@ export const awaitCapturedEvents =
 
 export const MAX_LIMIT = 1000;
 const StringOrList = z.union([z.string(), z.array(z.string())]);
-const ProjectParams = z.object({ project_id: z.string() });
+const ProjectParams = z.object({ project_id: projectIdParam });
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 
 const ListQuery = z.object({
@@ -62,7 +63,7 @@ const ListQuery = z.object({
     .describe(
       'cursor tie-break set by `next` links: with `before`, events before (before, before_uuid)',
     ),
-  distinct_id: z.string().optional(),
+  distinct_id: z.string().optional().describe("only this distinct id's person's events"),
   event: z.string().optional().describe('event name'),
   person_id: z
     .string()
@@ -86,7 +87,7 @@ const ListQuery = z.object({
     .min(1)
     .optional()
     .describe(`default 100, at most ${MAX_LIMIT} (larger values are lowered)`),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).default(0).describe('results to skip'),
   format: Format,
 });
 
@@ -285,7 +286,7 @@ export const eventQueryRoutes =
             event_name: StringOrList.optional().describe(
               'only events of these names (repeat the parameter for several)',
             ),
-            limit: z.coerce.number().int().min(1).max(100).default(10),
+            limit: z.coerce.number().int().min(1).max(100).default(10).describe('values (1–100)'),
             format: Format,
           }),
           response: { 200: ValueList, ...errorResponses },
@@ -323,7 +324,7 @@ export const eventQueryRoutes =
         schema: {
           tags: ['events'],
           summary: 'One event by its UUID',
-          params: ProjectParams.extend({ id: z.string() }),
+          params: ProjectParams.extend({ id: z.string().describe('event UUID') }),
           querystring: z.object({
             format: Format,
             include_person: z

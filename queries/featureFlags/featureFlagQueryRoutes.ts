@@ -15,6 +15,7 @@ import {
   pageAnswer,
   paginated,
 } from '../../src/http/pagination.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import {
   type FlagReaders,
   flagReaders,
@@ -27,14 +28,18 @@ import { flagAsOf } from './flagAsOf.ts';
 import { FlagView } from './flagView.ts';
 import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
 
-const ProjectParams = z.object({ project_id: z.string() });
-const FlagParams = ProjectParams.extend({ id: z.coerce.number().int() });
+const ProjectParams = z.object({ project_id: projectIdParam });
+const FlagParams = ProjectParams.extend({
+  id: z.coerce.number().int().describe('feature flag id'),
+});
 const FlagAsOfQuery = z
   .string()
   .describe(
     'ISO 8601 time: the flag as it was then, from its stream (the last change recorded at or before it); 404 if it did not exist yet',
   );
-const RoleAccessParams = ProjectParams.extend({ feature_flag_id: z.coerce.number().int() });
+const RoleAccessParams = ProjectParams.extend({
+  feature_flag_id: z.coerce.number().int().describe('feature flag id'),
+});
 const ActivityPage = paginated(ActivityEntry).extend({ total_count: z.number().int() });
 
 const editorOf = (readers: FlagReaders, request: FastifyRequest) =>
@@ -137,7 +142,9 @@ export const featureFlagQueryRoutes =
         config: read,
         schema: {
           tags: ['feature_flags'],
-          params: RoleAccessParams.extend({ id: z.coerce.number().int() }),
+          params: RoleAccessParams.extend({
+            id: z.coerce.number().int().describe('role access id'),
+          }),
           response: { 200: RoleAccessView, ...errorResponses },
         },
       },

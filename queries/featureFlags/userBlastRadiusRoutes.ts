@@ -5,6 +5,7 @@ import { blastRadiusReader } from '../../projections/persons/blastRadiusReader.t
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { BlastRadiusAnswer, BlastRadiusBody, userBlastRadius } from './userBlastRadius.ts';
 
 /**
@@ -22,7 +23,7 @@ export const userBlastRadiusRoutes =
         config: { scope: 'feature_flag:read' },
         schema: {
           tags: ['feature_flags'],
-          params: z.object({ project_id: z.string() }),
+          params: z.object({ project_id: projectIdParam }),
           body: BlastRadiusBody,
           response: { 200: BlastRadiusAnswer, ...errorResponses },
         },

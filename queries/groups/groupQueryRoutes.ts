@@ -8,8 +8,9 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 
-const ProjectParams = z.object({ project_id: z.string() });
+const ProjectParams = z.object({ project_id: projectIdParam });
 const GroupTypeIndex = z.coerce
   .number()
   .int()

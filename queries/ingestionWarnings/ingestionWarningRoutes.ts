@@ -5,6 +5,7 @@ import { ingestionWarningsReader } from '../../projections/ingestionWarnings/ing
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 
 const Warning = z.object({
   type: z.string(),
@@ -35,8 +36,16 @@ export const ingestionWarningRoutes =
         config: { scope: 'query:read' },
         schema: {
           tags: ['ingestion'],
-          params: z.object({ project_id: z.string() }),
-          querystring: z.object({ days: z.coerce.number().int().min(1).max(365).default(30) }),
+          params: z.object({ project_id: projectIdParam }),
+          querystring: z.object({
+            days: z.coerce
+              .number()
+              .int()
+              .min(1)
+              .max(365)
+              .default(30)
+              .describe('warnings of the last N days (1–365)'),
+          }),
           response: { 200: z.object({ results: z.array(WarningGroup) }), ...errorResponses },
         },
       },

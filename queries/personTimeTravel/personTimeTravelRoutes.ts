@@ -7,6 +7,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { personAsOf } from './personAsOf.ts';
 import { timeTravelDeps } from './personSlice.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';
@@ -32,7 +33,10 @@ const PropertiesTimelineView = z
   })
   .meta({ id: 'PersonPropertiesTimeline' });
 
-const PersonParams = z.object({ project_id: z.string(), id: z.string() });
+const PersonParams = z.object({
+  project_id: projectIdParam,
+  id: z.string().describe('person: integer id or uuid'),
+});
 
 /**
  * The `as_of` branch of GET persons/:id/ (queries/persons/personQueryRoutes.ts calls it):
@@ -93,11 +97,17 @@ export const personTimeTravelRoutes =
               .string()
               .optional()
               .describe('hour, day, week or month: the width used when date_from == date_to'),
-            breakdown: z.string().optional(),
-            breakdown_type: z.string().optional(),
-            aggregation_group_type_index: z.string().optional(),
-            display: z.string().optional(),
-            format: z.enum(['json']).optional(),
+            breakdown: z.string().optional().describe('breakdown property (insight filter)'),
+            breakdown_type: z
+              .string()
+              .optional()
+              .describe('person | event | group (insight filter)'),
+            aggregation_group_type_index: z
+              .string()
+              .optional()
+              .describe('group type index of a group insight'),
+            display: z.string().optional().describe('insight display (accepted, not used)'),
+            format: z.enum(['json']).optional().describe('json only'),
           }),
           response: { 200: PropertiesTimelineView, ...errorResponses },
         },

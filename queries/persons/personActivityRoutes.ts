@@ -9,13 +9,19 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { ActivityQuery, activityAnswer, paginated } from '../../src/http/pagination.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { PersonActivityEntry, type PersonSelector, personActivity } from './personActivity.ts';
 
-const ProjectParams = z.object({ project_id: z.string() });
+const ProjectParams = z.object({ project_id: projectIdParam });
 const ActivityPage = paginated(PersonActivityEntry)
   .extend({ total_count: z.number().int() })
   .meta({ id: 'PersonActivityPage' });
-const PersonActivityQuery = ActivityQuery.extend({ format: z.enum(['json', 'csv']).optional() });
+const PersonActivityQuery = ActivityQuery.extend({
+  format: z
+    .enum(['json', 'csv'])
+    .optional()
+    .describe('accepted for PostHog compatibility; the answer is JSON'),
+});
 
 /** Person activity (updated, delete_property, split_person, deleted), newest first, from the log. */
 export const personActivityRoutes =
@@ -50,7 +56,7 @@ export const personActivityRoutes =
         config,
         schema: {
           tags: ['persons'],
-          params: ProjectParams.extend({ id: z.string() }),
+          params: ProjectParams.extend({ id: z.string().describe('person: integer id or uuid') }),
           querystring: PersonActivityQuery,
           response: { 200: ActivityPage, ...errorResponses },
         },

@@ -12,6 +12,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
+import { projectIdParam } from '../../src/http/params.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
 import { csvCast } from '../shared/csvCells.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
@@ -20,7 +21,7 @@ export const MAX_LIMIT = 1000;
 export const CSV_DEFAULT_LIMIT = 10_000;
 export const CSV_MAX_LIMIT = 100_000;
 
-const ProjectParams = z.object({ project_id: z.string() });
+const ProjectParams = z.object({ project_id: projectIdParam });
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 const ListQuery = z.object({
   distinct_id: z.string().optional().describe('the person owning this distinct id'),
@@ -45,7 +46,7 @@ const ListQuery = z.object({
     .describe(
       `default 100, at most ${MAX_LIMIT} (CSV: default ${CSV_DEFAULT_LIMIT}, at most ${CSV_MAX_LIMIT}); larger values are lowered`,
     ),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).default(0).describe('results to skip'),
   include_total: z.string().optional().describe('accepted; count is always included'),
   format: Format,
 });
@@ -144,7 +145,13 @@ export const personQueryRoutes =
           querystring: z.object({
             key: z.string().min(1).describe('person property key'),
             value: z.string().optional().describe('only values containing this (case-insensitive)'),
-            limit: z.coerce.number().int().min(1).max(1000).default(100),
+            limit: z.coerce
+              .number()
+              .int()
+              .min(1)
+              .max(1000)
+              .default(100)
+              .describe('values (1–1000)'),
             format: Format,
           }),
           response: { 200: PropertyValues, ...errorResponses },
@@ -171,7 +178,7 @@ export const personQueryRoutes =
         schema: {
           tags: ['persons'],
           summary: 'One person by integer id or uuid',
-          params: ProjectParams.extend({ id: z.string() }),
+          params: ProjectParams.extend({ id: z.string().describe('person: integer id or uuid') }),
           querystring: z.object({ format: Format, as_of: AsOfQuery.optional() }),
           response: { 200: PersonView, ...errorResponses },
         },

@@ -35,7 +35,10 @@ type RemoteConfig = z.infer<typeof RemoteConfig>;
 
 const TokenParams = z.object({
   // A project key is `phc_` + base62; the bound keeps the lookup and the script small.
-  token: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a project API key'),
+  token: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a project API key')
+    .describe('project API key'),
 });
 
 /** Browsers and proxies may keep the answer a few minutes, as PostHog's CDN does. */

@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('page size (1–1000)'),
+  offset: z.coerce.number().int().min(0).default(0).describe('results to skip'),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 

@@ -37,11 +37,10 @@ export async function openClickHouse(
     if (!entry) {
       fs.mkdirSync(dir, { recursive: true });
       // chdb/connection is CommonJS; loaded only here, a server that uses a URL never needs it.
-      const { createChdbConnection } = requireOptional<typeof import('chdb/connection')>(
-        import.meta.url,
-        'chdb/connection',
-        'Set CLICKHOUSE_URL to use a ClickHouse server',
-      );
+      // typed here: chdb is optional, absent from the server-stack (Docker) build
+      const { createChdbConnection } = requireOptional<{
+        createChdbConnection(options: { path: string }): unknown;
+      }>(import.meta.url, 'chdb/connection', 'Set CLICKHOUSE_URL to use a ClickHouse server');
       entry = {
         client: createClient({
           connection: createChdbConnection({ path: dir }),

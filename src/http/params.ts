@@ -1,0 +1,7 @@
+import { z } from 'zod';
+
+// The path parameter nearly every /api route has, described once for the OpenAPI document.
+
+export const projectIdParam = z
+  .string()
+  .describe('project id (an integer), or `@current`: the first project the key can see');
