@@ -17,21 +17,9 @@ import {
 } from './eventStore.ts';
 import { createLiveTail } from './liveTail.ts';
 
-export const eventLogSchema = `
-CREATE TABLE IF NOT EXISTS event_log (
-  position     bigserial PRIMARY KEY,
-  id           uuid NOT NULL UNIQUE,
-  stream_name  text NOT NULL,
-  revision     bigint NOT NULL,
-  type         text NOT NULL,
-  -- json, not jsonb: the log is written far more than it is queried inside, and json keeps the text as sent
-  data         json NOT NULL,
-  metadata     json NOT NULL,
-  recorded_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
-  UNIQUE (stream_name, revision)
-);
-CREATE INDEX IF NOT EXISTS event_log_type_position ON event_log (type, position);
-`;
+// The log's tables are created and changed by versioned migrations (eventLogMigrations.ts); the
+// first one's DDL is exported for tests that build a bare log.
+export { eventLogSchema } from './migrations/0001_event-log.ts';
 
 /**
  * Every append takes this transaction-scoped advisory lock before it draws positions, so positions

@@ -3,8 +3,9 @@ import { idSequencesSchema } from '../appContext.ts';
 import type { Config } from '../config.ts';
 import { createPool, withTransaction } from '../db/postgres.ts';
 import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
+import { migrateEventLog } from '../eventStore/eventLogMigrations.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import { createPostgresEventStore, eventLogSchema } from '../eventStore/postgresEventStore.ts';
+import { createPostgresEventStore } from '../eventStore/postgresEventStore.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
 import { outdatedProjections } from '../processing/readModelVersions.ts';
 import { rebuildRequestsSchema } from '../processing/rebuildRequests.ts';
@@ -36,10 +37,10 @@ export async function openStores(
   );
   let outdated = new Set<string>();
   try {
+    if (!config.eventstoreUrl) await migrateEventLog(pool);
     await withTransaction(pool, async (tx) => {
       // Migrations of concurrent starters (server and CLI) must not interleave.
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hogstream-migrate'))`);
-      if (!config.eventstoreUrl) await tx.query(eventLogSchema);
       await tx.query(checkpointsSchema);
       await tx.query(rebuildRequestsSchema);
       await tx.query(idSequencesSchema);
