@@ -38,7 +38,7 @@ export function createMetrics(): Metrics {
   });
   const appendDuration = new client.Histogram({
     name: 'hogstream_event_append_duration_seconds',
-    help: 'Appends to the event log (one per capture request or command), durable when done',
+    help: 'Appends to the event log (a group commit of capture requests, or a command), durable when done',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
