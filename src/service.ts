@@ -34,6 +34,7 @@ import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.t
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
+import { cachedFor } from './core/cachedFor.ts';
 import { timedEventStore } from './eventStore/timedEventStore.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -316,12 +317,3 @@ const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
       setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref(),
     ),
   ]);
-
-/** One check in flight at a time, its answer reused for `ms`: health probes cannot load the databases. */
-function cachedFor<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
-  let last: { at: number; value: Promise<T> } | undefined;
-  return () => {
-    if (!last || Date.now() - last.at > ms) last = { at: Date.now(), value: check() };
-    return last.value;
-  };
-}

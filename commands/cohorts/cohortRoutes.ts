@@ -12,7 +12,7 @@ import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { cohortDeps } from './cohortDeps.ts';
 import { createCohort } from './createCohort.ts';
@@ -54,7 +54,6 @@ const PatchCohortBody = z
     deleted: z.boolean().optional().describe('true soft-deletes the cohort'),
   })
   .meta({ id: 'CohortPatch' });
-const ProjectParams = z.object({ project_id: projectIdParam });
 
 /** The most persons `create_static_cohort_for_flag` evaluates (a project past it gets a 413). */
 export const MAX_PERSONS_FOR_FLAG_COHORT = 100_000;

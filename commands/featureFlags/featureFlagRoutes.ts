@@ -11,7 +11,7 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { createFeatureFlag } from './createFeatureFlag.ts';
 import { featureFlagDeps } from './featureFlagDeps.ts';
@@ -37,7 +37,6 @@ const CreateFlagBody = z.object({ key: z.string(), ...writable }).meta({ id: 'Fe
 const PatchFlagBody = z
   .object({ key: z.string().optional(), ...writable })
   .meta({ id: 'FeatureFlagPatch' });
-const ProjectParams = z.object({ project_id: projectIdParam });
 const FlagParams = ProjectParams.extend({
   id: z.coerce.number().int().describe('feature flag id'),
 });

@@ -9,14 +9,13 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { createUsageDashboard, enrichUsageDashboard } from '../dashboards/usageDashboard.ts';
 import { featureFlagDeps } from './featureFlagDeps.ts';
 import { loadFlagEditor } from './model/canEditFlag.ts';
 
-const FlagParams = z.object({
-  project_id: projectIdParam,
+const FlagParams = ProjectParams.extend({
   id: z.coerce.number().int().describe('feature flag id'),
 });
 

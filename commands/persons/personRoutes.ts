@@ -5,7 +5,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { deletePerson } from './deletePerson.ts';
 import { deletePersonProperty } from './deletePersonProperty.ts';
@@ -15,8 +15,7 @@ import { type PersonTarget, personDeps } from './personCommand.ts';
 import { splitPerson } from './splitPerson.ts';
 import { updatePersonProperties } from './updatePersonProperties.ts';
 
-const PersonParams = z.object({
-  project_id: projectIdParam,
+const PersonParams = ProjectParams.extend({
   id: z.string().describe("the person's integer id or its uuid"),
 });
 const Format = z

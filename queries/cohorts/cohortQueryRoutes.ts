@@ -16,11 +16,10 @@ import {
   pageAnswer,
   paginated,
 } from '../../src/http/pagination.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { allCohortsActivity, CohortActivityEntry, cohortActivity } from './cohortActivity.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 export const CohortParams = ProjectParams.extend({
   id: z.coerce.number().int().describe('cohort id'),
 });

@@ -11,7 +11,7 @@ import { type AppContext, awaitNewest } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
 /**
@@ -32,7 +32,7 @@ export const personCohortsRoutes =
         schema: {
           tags: ['persons'],
           summary: 'The cohorts a person belongs to',
-          params: z.object({ project_id: projectIdParam }),
+          params: ProjectParams,
           querystring: z.object({
             person_id: z.string().max(100).describe('the person’s uuid or integer id'),
           }),

@@ -8,7 +8,7 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { awaitAnalytics } from '../insights/awaitAnalytics.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from '../insights/insightSeries.ts';
@@ -58,8 +58,7 @@ export const dashboardQueryRoutes =
         config: { scope: 'dashboard:read' },
         schema: {
           tags: ['dashboards'],
-          params: z.object({
-            project_id: projectIdParam,
+          params: ProjectParams.extend({
             id: z.coerce.number().int().describe('dashboard id'),
           }),
           response: { 200: DashboardView, ...errorResponses },

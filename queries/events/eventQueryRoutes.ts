@@ -15,7 +15,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { isUuid } from '../../src/core/uuid.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
@@ -39,7 +39,6 @@ export const awaitCapturedEvents =
 
 export const MAX_LIMIT = 1000;
 const StringOrList = z.union([z.string(), z.array(z.string())]);
-const ProjectParams = z.object({ project_id: projectIdParam });
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 
 const ListQuery = z.object({

@@ -15,7 +15,7 @@ import {
   pageAnswer,
   paginated,
 } from '../../src/http/pagination.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import {
   type FlagReaders,
   flagReaders,
@@ -28,7 +28,6 @@ import { flagAsOf } from './flagAsOf.ts';
 import { FlagView } from './flagView.ts';
 import { getRoleAccess, listRoleAccess, RoleAccessView } from './roleAccessView.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const FlagParams = ProjectParams.extend({
   id: z.coerce.number().int().describe('feature flag id'),
 });

@@ -8,11 +8,10 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { flagReaders, toFlagViews } from './featureFlagQueries.ts';
 import { FlagView } from './flagView.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const Value = z.union([z.boolean(), z.string()]);
 const ReasonsQuery = z.object({
   distinct_id: z.string().min(1).max(1000).describe('whose flags to evaluate'),

@@ -7,7 +7,7 @@ import { personsReader } from '../../projections/persons/personsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import {
   type DefinitionsSource,
   LocalEvaluationAnswer,
@@ -15,8 +15,6 @@ import {
   localEvaluationAnswer,
   notModified,
 } from './localEvaluation.ts';
-
-const ProjectParams = z.object({ project_id: projectIdParam });
 
 /**
  * Flag definitions for server SDKs that evaluate locally (flags.md §5): posthog-node ≤ 5.29.3

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { blastRadiusReader } from '../../projections/persons/blastRadiusReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { BlastRadiusAnswer, BlastRadiusBody, userBlastRadius } from './userBlastRadius.ts';
 
 /**
@@ -23,7 +22,7 @@ export const userBlastRadiusRoutes =
         config: { scope: 'feature_flag:read' },
         schema: {
           tags: ['feature_flags'],
-          params: z.object({ project_id: projectIdParam }),
+          params: ProjectParams,
           body: BlastRadiusBody,
           response: { 200: BlastRadiusAnswer, ...errorResponses },
         },

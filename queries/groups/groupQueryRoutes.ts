@@ -8,9 +8,8 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const GroupTypeIndex = z.coerce
   .number()
   .int()

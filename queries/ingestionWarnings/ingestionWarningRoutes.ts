@@ -5,7 +5,7 @@ import { ingestionWarningsReader } from '../../projections/ingestionWarnings/ing
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 
 const Warning = z.object({
   type: z.string(),
@@ -36,7 +36,7 @@ export const ingestionWarningRoutes =
         config: { scope: 'query:read' },
         schema: {
           tags: ['ingestion'],
-          params: z.object({ project_id: projectIdParam }),
+          params: ProjectParams,
           querystring: z.object({
             days: z.coerce
               .number()

@@ -11,7 +11,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { resolveAll } from './allDates.ts';
@@ -19,7 +19,6 @@ import { awaitAnalytics } from './awaitAnalytics.ts';
 import { odds, oddsResult, propertyCorrelations, propertyMatches } from './correlationMath.ts';
 import { FunnelQuery, funnelInput, parseFunnelRequest } from './funnelParams.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const Body = z
   .record(z.string(), z.unknown())
   .optional()

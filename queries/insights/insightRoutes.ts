@@ -9,7 +9,7 @@ import { stickinessActors, trendActors } from '../../projections/analytics/trend
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, type ActorsSource, answerActors } from './actorsAnswer.ts';
 import { resolveAll } from './allDates.ts';
@@ -17,8 +17,6 @@ import { awaitAnalytics } from './awaitAnalytics.ts';
 import { chartRange, pointRange } from './insightDates.ts';
 import { breakdownOf, entityOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from './insightSeries.ts';
-
-const ProjectParams = z.object({ project_id: projectIdParam });
 
 /**
  * Person analytics (issue #10): `insights/trend/` draws the chart (trends, stickiness,

@@ -11,7 +11,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { resolveAll } from './allDates.ts';
@@ -20,7 +20,6 @@ import { bodyAsQuery } from './funnelParams.ts';
 import { chartRange } from './insightDates.ts';
 import { InsightQuery, seriesInput } from './insightParams.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const stepKey = (what: string) =>
   z.string().max(2000).optional().describe(`actors: ${what}, as \`<step>_<item>\` (e.g. 1_/home)`);
 

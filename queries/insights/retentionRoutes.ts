@@ -12,14 +12,13 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { addIntervals, rangeEnd, startOf } from './insightDates.ts';
 import { InsightQuery, seriesInput } from './insightParams.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const PERIODS = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' } as const;
 
 /** PostHog's retention filter parameters. */

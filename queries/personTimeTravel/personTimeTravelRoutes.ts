@@ -7,7 +7,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { personAsOf } from './personAsOf.ts';
 import { timeTravelDeps } from './personSlice.ts';
 import { propertiesTimeline } from './propertiesTimeline.ts';
@@ -33,8 +33,7 @@ const PropertiesTimelineView = z
   })
   .meta({ id: 'PersonPropertiesTimeline' });
 
-const PersonParams = z.object({
-  project_id: projectIdParam,
+const PersonParams = ProjectParams.extend({
   id: z.string().describe('person: integer id or uuid'),
 });
 

@@ -9,10 +9,9 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { ActivityQuery, activityAnswer, paginated } from '../../src/http/pagination.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { PersonActivityEntry, type PersonSelector, personActivity } from './personActivity.ts';
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const ActivityPage = paginated(PersonActivityEntry)
   .extend({ total_count: z.number().int() })
   .meta({ id: 'PersonActivityPage' });

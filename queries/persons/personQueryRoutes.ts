@@ -12,7 +12,7 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { pageLinks, paginated } from '../../src/http/pagination.ts';
-import { projectIdParam } from '../../src/http/params.ts';
+import { ProjectParams } from '../../src/http/params.ts';
 import { AsOfQuery, answerPersonAsOf } from '../personTimeTravel/personTimeTravelRoutes.ts';
 import { csvCast } from '../shared/csvCells.ts';
 import { csvHeader, csvRow, personsCsvStream } from './personsCsv.ts';
@@ -21,7 +21,6 @@ export const MAX_LIMIT = 1000;
 export const CSV_DEFAULT_LIMIT = 10_000;
 export const CSV_MAX_LIMIT = 100_000;
 
-const ProjectParams = z.object({ project_id: projectIdParam });
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 const ListQuery = z.object({
   distinct_id: z.string().optional().describe('the person owning this distinct id'),

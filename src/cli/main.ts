@@ -25,6 +25,7 @@ const program = new Command('npm run cli --')
   )
   .option('--json', 'print the answer as one JSON document')
   .helpCommand('help [command]', 'help for a command')
+  // inherited by every command added below: errors come back here, printed with the usage
   .exitOverride()
   .configureOutput({ outputError: () => {} });
 
@@ -33,21 +34,9 @@ const action =
   (...words: string[]) =>
   async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
-    const o = command.optsWithGlobals();
-    const values: Options = {
-      json: o.json,
-      name: o.name,
-      owner: o.owner,
-      project: o.project,
-      scopes: o.scopes,
-      user: o.user,
-      label: o.label,
-      'access-level': o.accessLevel,
-      member: o.member,
-      to: o.to,
-      from: o.from,
-      until: o.until,
-    };
+    // commander camel-cases --access-level; the commands read options by their flag names
+    const { accessLevel, ...o } = command.optsWithGlobals();
+    const values: Options = { ...o, 'access-level': accessLevel };
     current = command;
     const { runCommand } = await import('./commands.ts');
     await runCommand([...words, ...command.args], values);
@@ -128,11 +117,6 @@ log
   .description('append the events of an export that the log lacks (then: rebuild all)')
   .requiredOption('--from <file>', 'a file written by log export')
   .action(action('log', 'import'));
-
-for (const c of program.commands) {
-  c.exitOverride().configureOutput({ outputError: () => {} });
-  for (const sub of c.commands) sub.exitOverride().configureOutput({ outputError: () => {} });
-}
 
 /** the (sub)command a command line names, for the help a usage error prints */
 function named(argv: readonly string[]): Command {

@@ -1,3 +1,4 @@
+import type { FastifyContextConfig } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 
 declare module 'fastify' {
@@ -27,7 +28,7 @@ const CSV = {
  */
 export function openapiTransform(input: TransformInput): Transformed {
   const out = jsonSchemaTransform(input);
-  const extra = (input.route.config as { openapi?: FastifyOpenapi } | undefined)?.openapi;
+  const extra = (input.route.config as FastifyContextConfig | undefined)?.openapi;
   if (!extra) return out;
   const schema = { ...(out.schema as Record<string, unknown>) };
   if (extra.consumes) schema.consumes = [...extra.consumes];
@@ -45,5 +46,3 @@ export function openapiTransform(input: TransformInput): Transformed {
   }
   return { ...out, schema } as Transformed;
 }
-
-type FastifyOpenapi = NonNullable<import('fastify').FastifyContextConfig['openapi']>;

@@ -5,3 +5,6 @@ import { z } from 'zod';
 export const projectIdParam = z
   .string()
   .describe('project id (an integer), or `@current`: the first project the key can see');
+
+/** `{ project_id }`: the params of every route under `/api/projects/:project_id/` with no other */
+export const ProjectParams = z.object({ project_id: projectIdParam });

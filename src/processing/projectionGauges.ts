@@ -1,3 +1,4 @@
+import { cachedFor } from '../core/cachedFor.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { ProjectionRunner } from './projectionRunner.ts';
@@ -8,6 +9,8 @@ export function registerProjectionGauges(
   runners: ReadonlyMap<string, ProjectionRunner>,
   store: EventStore,
 ): void {
+  // one read of the head per scrape, shared by the two gauges that need it
+  const head = cachedFor(250, () => store.headPosition());
   metrics.gauge(
     'hogstream_projection_position',
     'Last log position each read model has applied',
@@ -21,9 +24,9 @@ export function registerProjectionGauges(
     'Log positions between the head and what each read model has applied (0: caught up)',
     ['projection'],
     async (set) => {
-      const head = await store.headPosition();
+      const at = await head();
       for (const r of runners.values()) {
-        const behind = head - r.status().position;
+        const behind = at - r.status().position;
         set({ projection: r.name }, Number(behind > 0n ? behind : 0n));
       }
     },
@@ -32,6 +35,6 @@ export function registerProjectionGauges(
     'hogstream_log_head_position',
     'Newest position in the event log',
     [],
-    async (set) => set({}, Number(await store.headPosition())),
+    async (set) => set({}, Number(await head())),
   );
 }

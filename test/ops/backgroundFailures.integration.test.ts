@@ -4,7 +4,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capture } from '../support/capture.ts';
-import { type ServerProcess, startServerProcess } from '../support/serverProcess.ts';
+import {
+  type ServerProcess,
+  startServerProcess,
+  stopServerProcess,
+} from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 import { startTestService } from '../support/testService.ts';
 
@@ -13,11 +17,7 @@ import { startTestService } from '../support/testService.ts';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bg-failures-'));
 let server: ServerProcess | undefined;
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    const exited = new Promise((r) => server!.child.on('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopServerProcess(server);
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -7,6 +7,7 @@ import {
   repositoryRoot,
   type ServerProcess,
   startServerProcess,
+  stopServerProcess,
 } from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 
@@ -16,11 +17,7 @@ const BLOCK = ['--import', './test/support/blockPackages.mjs'];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-optional-'));
 let server: ServerProcess | undefined;
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    const exited = new Promise((r) => server!.child.on('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopServerProcess(server);
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 

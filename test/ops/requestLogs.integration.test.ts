@@ -3,18 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capture } from '../support/capture.ts';
-import { type ServerProcess, startServerProcess } from '../support/serverProcess.ts';
+import {
+  type ServerProcess,
+  startServerProcess,
+  stopServerProcess,
+} from '../support/serverProcess.ts';
 
 // Issue #12: at the default level (info) every API request is one JSON line, without its query
 // string (it may hold a token); capture and /decide requests are one summary line per interval.
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-request-logs-'));
 let server: ServerProcess | undefined;
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    const exited = new Promise((r) => server!.child.on('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopServerProcess(server);
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
