@@ -71,13 +71,17 @@ const DECIDE_CONTENT_TYPES = [
   'application/octet-stream',
 ] as const;
 
-const flatQuery = (query: unknown): Record<string, string | undefined> =>
-  Object.fromEntries(
-    Object.entries((query ?? {}) as Record<string, unknown>).map(([k, v]) => [
-      k,
-      Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v),
-    ]),
-  );
+/** the first of a repeated parameter, as text */
+function flatQuery(query: unknown): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>))
+    flat[k] = Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v);
+  return flat;
+}
+
+// Every field of DecideQuery is optional text and flatQuery reads them, so the query and the raw
+// body skip the per-request zod parse here; the schemas still describe the routes in OpenAPI.
+const unvalidated = () => (value: unknown) => ({ value });
 
 // Hand-made JSON: this is the hottest read path, and the zod schemas above are for OpenAPI only.
 const sendJson = (reply: FastifyReply, status: number, json: string) =>
@@ -134,6 +138,7 @@ export const decideRoutes =
         url: `${path}/`,
         bodyLimit,
         config: { openapi: { consumes: DECIDE_CONTENT_TYPES } },
+        validatorCompiler: unvalidated,
         schema: {
           tags: ['flags'],
           summary: `Evaluate flags for one distinct id (POST ${path}/)`,
@@ -160,6 +165,7 @@ export const decideRoutes =
       app.route({
         method: 'GET',
         url: `${path}/`,
+        validatorCompiler: unvalidated,
         schema: {
           tags: ['flags'],
           summary: `Client configuration without flags (GET ${path}/)`,

@@ -72,8 +72,13 @@ function exactMatch(filter: unknown, actual: unknown): boolean {
   return candidates.some((c) => jsonText(c).toLowerCase() === text);
 }
 
-// The flags service folds only ASCII for substring, prefix and suffix operators.
-const asciiLower = (v: unknown): string => String(v).replace(/[A-Z]/g, (c) => c.toLowerCase());
+// The flags service folds only ASCII for substring, prefix and suffix operators. For ASCII text
+// toLowerCase is that fold, and far quicker than a replace callback per capital (/decide's hot path).
+const NON_ASCII = /[\u0080-\uffff]/;
+const asciiLower = (v: unknown): string => {
+  const s = String(v);
+  return NON_ASCII.test(s) ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s.toLowerCase();
+};
 
 function compare(operator: string, a: number | string, b: number | string): boolean {
   if (operator === 'gt') return a > b;
