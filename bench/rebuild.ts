@@ -4,9 +4,10 @@
  * Captures the history through /batch/ (a running server, embedded default): per person a few
  * $pageview/clicked events, one in three $identify'd from an anonymous id, one in five aliased,
  * $set/$set_once on a quarter of the events, $groups (company) on a fifth; then starts the server
- * again and times, beside it, `npm run cli -- rebuild persons` and `rebuild events` (the ClickHouse
+ * again and times, beside it, `npm run cli -- rebuild persons`, `rebuild events` (the ClickHouse
  * events table and the distinct id map, which the running server rebuilds on the CLI's request:
- * embedded chDB lives in its process), as a user runs them, while a probe asks the server for a
+ * embedded chDB lives in its process) and both at once (`rebuild persons events`), as a user runs
+ * them (the compiled CLI, as the server), while a probe asks the server for a
  * page of events every 100 ms (its latency and failures show whether it kept answering).
  */
 import { spawn } from 'node:child_process';
@@ -75,7 +76,10 @@ function personEvents(p: number, count: number): Record<string, unknown>[] {
 function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    // The CLI as the server runs: compiled (what the Docker image runs), or through tsx.
+    const entry = serverEntry().replace(/main\.(ts|js)$/, 'cli/main.$1');
+    const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    const child = spawn(process.execPath, [...loader, entry, ...args], {
       cwd: root,
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
     });
@@ -190,6 +194,8 @@ try {
     };
     const persons = await timed('rebuild persons', 'rebuild', 'persons', '--json');
     const events = await timed('rebuild events', 'rebuild', 'events', '--json');
+    // Both at once, as `rebuild all` runs them: persons in the CLI, ClickHouse in the server.
+    const both = await timed('rebuild persons events', 'rebuild', 'persons', 'events', '--json');
     console.log(
       '| read model | events replayed | wall s | events/s | server meanwhile: answers, failures, p99 / max ms |',
     );
@@ -197,6 +203,7 @@ try {
     for (const [name, r] of [
       ['persons (Postgres)', persons],
       ['ClickHouse events + distinct id map', events],
+      ['both side by side (`rebuild persons events`)', both],
     ] as const)
       console.log(
         `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} | ${r.probe.ok}, ${r.probe.failed}, ${r.probe.p99} / ${r.probe.max} |`,

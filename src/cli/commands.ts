@@ -112,29 +112,41 @@ async function run(
     return { json, text: `role ${roleId} created` };
   }
   if (noun === 'rebuild') {
-    const target = verb;
-    const chosen =
-      target === 'all' ? pgProjections : pgProjections.filter((p) => p.name === target);
-    const clickhouseToo = target === 'all' || target === 'events';
-    if (!target || (chosen.length === 0 && !clickhouseToo))
-      throw new UsageError(`unknown read model "${target ?? ''}"`);
-    const rebuilt: { name: string; events?: number; position?: string; skipped?: string }[] = [];
+    const targets = new Set(words.slice(1));
+    const all = targets.has('all');
+    const chosen = pgProjections.filter((p) => all || targets.has(p.name));
+    const clickhouseToo = all || targets.has('events');
+    const unknown = [...targets].filter(
+      (t) => t !== 'all' && t !== 'events' && !pgProjections.some((p) => p.name === t),
+    );
+    if (targets.size === 0 || unknown.length > 0)
+      throw new UsageError(`unknown read model "${unknown[0] ?? ''}"`);
     const progress = progressReporter();
     const onProgress = (p: RebuildProgress) =>
       progress.update(p.name, p.position + 1n, p.head + 1n);
-    try {
+    type Rebuilt = { name: string; events?: number; position?: string; skipped?: string };
+    // The ClickHouse read models replay beside the Postgres ones: with embedded chDB a running
+    // server does that work, so the two rebuilds use both cores (issue #11).
+    const postgres = async (): Promise<Rebuilt[]> => {
+      const done: Rebuilt[] = [];
       for (const p of chosen) {
         const r = await rebuildProjection(ctx.store, ctx.pool, p, { onProgress });
-        rebuilt.push({ name: r.name, events: r.events, position: r.position.toString() });
+        done.push({ name: r.name, events: r.events, position: r.position.toString() });
       }
-      if (clickhouseToo)
-        rebuilt.push(
-          ...(await rebuildClickHouse(ctx, config, target === 'events', serverRunning, onProgress)),
-        );
+      return done;
+    };
+    const clickhouse = async (): Promise<Rebuilt[]> =>
+      clickhouseToo
+        ? rebuildClickHouse(ctx, config, targets.has('events'), serverRunning, onProgress)
+        : [];
+    let rebuilt: Rebuilt[];
+    try {
+      const [pgDone, chDone] = await Promise.all([postgres(), clickhouse()]);
+      rebuilt = [...pgDone, ...chDone];
     } finally {
       progress.stop();
     }
-    const line = (r: (typeof rebuilt)[number]) =>
+    const line = (r: Rebuilt) =>
       r.skipped
         ? `skipped ${r.name}: ${r.skipped}`
         : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;

@@ -74,14 +74,14 @@ program
 program
   .command('rebuild')
   .description(
-    'rebuild a read model from the event log (beside a running embedded server too), with progress',
+    'rebuild read models from the event log (beside a running embedded server too), with progress; ' +
+      'several are rebuilt side by side (the ClickHouse tables beside the Postgres ones)',
   )
   .addArgument(
-    new Argument('<read-model>', 'what to rebuild; events: the ClickHouse tables').choices([
-      ...REBUILD_TARGETS,
-      'events',
-      'all',
-    ]),
+    new Argument(
+      '<read-model...>',
+      'what to rebuild; events: the ClickHouse tables; all: every read model',
+    ).choices([...REBUILD_TARGETS, 'events', 'all']),
   )
   .action(action('rebuild'));
 

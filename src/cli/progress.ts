@@ -8,53 +8,57 @@ export type ProgressReporter = Readonly<{
 
 const rate = (events: number, ms: number) => (ms > 0 ? Math.round((events * 1000) / ms) : 0);
 
+type Track = { started: number; first: bigint; lastLine: number; bar?: cliProgress.SingleBar };
+
 /**
  * Progress of long work on stderr (stdout keeps the command's answer, `--json` included): a bar
- * with position/head, events/s and ETA on a terminal, a plain line every few seconds otherwise
- * (CI logs, `| tee`), so a rebuild is never silent.
+ * per read model with position/head, events/s and ETA on a terminal, a plain line per read model
+ * every few seconds otherwise (CI logs, `| tee`), so a rebuild is never silent. Read models
+ * rebuilt side by side (`rebuild persons events`) each keep their own bar and rate.
  */
 export function progressReporter(
   stream: NodeJS.WriteStream = process.stderr,
   lineEveryMs = 2_000,
 ): ProgressReporter {
-  let bar: cliProgress.SingleBar | undefined;
-  let current: { name: string; started: number; first: bigint; lastLine: number } | undefined;
-  const finishBar = () => {
-    bar?.stop();
-    bar = undefined;
-  };
+  const tracks = new Map<string, Track>();
+  let bars: cliProgress.MultiBar | undefined;
   return {
     update(name, done, total) {
       const now = Date.now();
-      if (current?.name !== name) {
-        finishBar();
-        current = { name, started: now, first: done, lastLine: now };
+      let track = tracks.get(name);
+      if (!track) {
+        track = { started: now, first: done, lastLine: now };
+        tracks.set(name, track);
         if (stream.isTTY) {
-          bar = new cliProgress.SingleBar(
+          bars ??= new cliProgress.MultiBar(
             {
               stream,
-              format: `${name} [{bar}] {value}/{total} positions | {speed} events/s | ETA {eta_formatted}`,
+              format:
+                '{name} [{bar}] {value}/{total} positions | {speed} events/s | ETA {eta_formatted}',
               etaBuffer: 50,
               hideCursor: true,
             },
             cliProgress.Presets.shades_classic,
           );
-          bar.start(Number(total), Number(done), { speed: 0 });
+          track.bar = bars.create(Number(total), Number(done), { name, speed: 0 });
         }
       }
-      const speed = rate(Number(done - current.first), now - current.started);
-      if (bar) {
-        bar.setTotal(Number(total));
-        bar.update(Number(done), { speed });
+      const speed = rate(Number(done - track.first), now - track.started);
+      if (track.bar) {
+        track.bar.setTotal(Number(total));
+        track.bar.update(Number(done), { name, speed });
         return;
       }
-      if (now - current.lastLine < lineEveryMs && done < total) return;
-      current.lastLine = now;
+      if (now - track.lastLine < lineEveryMs && done < total) return;
+      track.lastLine = now;
       const left = Number(total - done);
       const eta = speed > 0 ? `, ETA ${Math.ceil(left / speed)} s` : '';
       const pct = total > 0n ? Math.floor((Number(done) * 100) / Number(total)) : 100;
       stream.write(`${name}: ${done}/${total} positions (${pct} %), ${speed} events/s${eta}\n`);
     },
-    stop: finishBar,
+    stop() {
+      bars?.stop();
+      bars = undefined;
+    },
   };
 }

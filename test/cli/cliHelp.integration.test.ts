@@ -41,8 +41,8 @@ describe('CLI help and usage errors', () => {
   });
 
   it.each([
-    [['rebuild', '--help'], /^Usage: npm run cli -- rebuild \[options\] <read-model>/m],
-    [['help', 'rebuild'], /^Usage: npm run cli -- rebuild \[options\] <read-model>/m],
+    [['rebuild', '--help'], /^Usage: npm run cli -- rebuild \[options\] <read-model\.\.\.>/m],
+    [['help', 'rebuild'], /^Usage: npm run cli -- rebuild \[options\] <read-model\.\.\.>/m],
     [['log', 'export', '--help'], /--to <file>[\s\S]*--from <position>[\s\S]*--until <position>/],
     [
       ['project', 'create', '-h'],
@@ -71,6 +71,7 @@ describe('CLI help and usage errors', () => {
     [['project', 'create', '--name', 'x', '--bogus'], /unknown option '--bogus'/],
     [['project', 'create'], /required option '--name <name>' not specified/],
     [['rebuild', 'nope'], /value 'nope' is invalid for argument 'read-model'/],
+    [['rebuild', 'persons', 'nope'], /value 'nope' is invalid for argument 'read-model'/],
     [[], /no command given/],
     [
       ['project', 'create', '--name', 'x', '--owner', 'not-an-email'],

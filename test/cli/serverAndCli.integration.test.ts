@@ -178,9 +178,11 @@ describe('npm start and the CLI on one data dir', () => {
     ]);
 
     expect(await stopServer(server)).toBe(0);
-    // With the server stopped the ClickHouse events table can be replayed from the log too.
-    const events = await cli('rebuild', 'events');
+    // With the server stopped the ClickHouse events table can be replayed from the log too, here
+    // side by side with the persons read model.
+    const events = await cli('rebuild', 'persons', 'events');
     expect(events.rebuilt).toEqual([
+      { name: 'persons', events: expect.any(Number), position: expect.stringMatching(/^\d+$/) },
       { name: 'clickhouse:events', position: expect.stringMatching(/^\d+$/) },
       { name: 'clickhouse:person_distinct_id', position: expect.stringMatching(/^\d+$/) },
     ]);
