@@ -1,6 +1,10 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonDeleted, PersonSplit } from '../../commands/persons/model/personEvents.ts';
-import { type ChProjection, chProjection } from '../../src/processing/clickhouseProjection.ts';
+import {
+  type ChProjection,
+  chProjection,
+  dedupSettings,
+} from '../../src/processing/clickhouseProjection.ts';
 import type { PersonMappingLookup } from '../persons/personMappingLookup.ts';
 
 type MappingEvent = EventCaptured | PersonSplit | PersonDeleted;
@@ -74,7 +78,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) =>
         table: `${ch.database}.person_distinct_id`,
         values,
         format: 'JSONEachRow',
-        clickhouse_settings: { insert_deduplication_token: dedupToken },
+        clickhouse_settings: dedupSettings(dedupToken),
       });
     },
   }) satisfies ChProjection<MappingEvent>;

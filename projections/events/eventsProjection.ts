@@ -1,5 +1,9 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
-import { type ChProjection, chProjection } from '../../src/processing/clickhouseProjection.ts';
+import {
+  type ChProjection,
+  chProjection,
+  dedupSettings,
+} from '../../src/processing/clickhouseProjection.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
 
 const groupColumn = (properties: Record<string, unknown>, index: number) => {
@@ -94,7 +98,7 @@ export const eventsProjection = chProjection<EventCaptured>({
       columns: [...EVENT_COLUMNS],
       format: 'JSONCompactEachRow',
       clickhouse_settings: {
-        insert_deduplication_token: dedupToken,
+        ...dedupSettings(dedupToken),
         date_time_input_format: 'best_effort',
       },
     });

@@ -66,8 +66,20 @@ export async function rebuildClickHouseModelsBeside(deps: {
     let head = await store.headPosition();
     const read = (after: bigint) =>
       store.readAll({ after: after < 0n ? 'start' : after, maxCount: PAGE, filter });
-    /** Inserts pages up to `upTo`; the next page is read while the last is inserted. */
+    /**
+     * Inserts pages up to `upTo`. The next page is read while this one is inserted, and a block is
+     * encoded and sent while chDB still writes the one before (one in flight): the main thread's
+     * work and chDB's overlap. Shadow tables are dropped on failure, so no deduplication tokens.
+     */
     const replay = async (upTo: bigint) => {
+      let inFlight: { done: Promise<unknown>; last: bigint } | undefined;
+      const settle = async () => {
+        if (!inFlight) return;
+        await inFlight.done;
+        position = inFlight.last;
+        inFlight = undefined;
+        deps.onProgress?.({ name, position, head, events: 0 });
+      };
       let page: RecordedEvent[] = await read(position);
       for (;;) {
         const wanted = page.filter((e) => e.position <= upTo);
@@ -76,19 +88,21 @@ export async function rebuildClickHouseModelsBeside(deps: {
           wanted.length === PAGE && last !== undefined && last < upTo ? read(last) : undefined;
         for (let from = 0; from < wanted.length; from += INSERT_BLOCK) {
           const block = wanted.slice(from, from + INSERT_BLOCK);
-          const token = `rebuild:${block[0]!.position}-${block[block.length - 1]!.position}`;
-          await Promise.all(
+          const done = Promise.all(
             models.map(({ projection, shadow }) => {
               const theirs = block.filter((e) => matches(projection.filter, e));
-              return theirs.length > 0 ? projection.insert(shadow, theirs, token) : undefined;
+              return theirs.length > 0 ? projection.insert(shadow, theirs, null) : undefined;
             }),
           );
-          position = block[block.length - 1]!.position;
-          deps.onProgress?.({ name, position, head, events: 0 });
+          // awaited by the next settle; a failure must not count as unhandled meanwhile
+          done.catch(() => undefined);
+          await settle();
+          inFlight = { done, last: block[block.length - 1]!.position };
         }
         if (!next) break;
         page = await next;
       }
+      await settle();
       deps.onProgress?.({ name, position: upTo, head, events: 0 });
     };
     await replay(head);
