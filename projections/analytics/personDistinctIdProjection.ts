@@ -1,10 +1,12 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonDeleted, PersonSplit } from '../../commands/persons/model/personEvents.ts';
+import type { RecordedEvent } from '../../src/core/event.ts';
 import {
-  type ChProjection,
   chProjection,
+  type DedupToken,
   dedupSettings,
 } from '../../src/processing/clickhouseProjection.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import type { PersonMappingLookup } from '../persons/personMappingLookup.ts';
 
 type MappingEvent = EventCaptured | PersonSplit | PersonDeleted;
@@ -20,6 +22,29 @@ function touched(e: MappingEvent): string[] {
     if (typeof p[key] === 'string' && p[key] !== '') ids.push(p[key] as string);
   return ids;
 }
+
+/** Adds the distinct ids the events touch to `wanted`; returns how many were new. */
+function collect(
+  events: readonly RecordedEvent<MappingEvent>[],
+  wanted: Map<number, Set<string>>,
+): number {
+  let added = 0;
+  for (const e of events) {
+    const ids = touched(e);
+    if (ids.length === 0) continue;
+    const set = wanted.get(e.data.projectId) ?? new Set<string>();
+    wanted.set(e.data.projectId, set);
+    for (const id of ids)
+      if (!set.has(id)) {
+        set.add(id);
+        added++;
+      }
+  }
+  return added;
+}
+
+/** distinct ids per lookup and insert when a rebuild writes the gathered ones */
+const BULK_IDS = 20_000;
 
 const ddl = (db: string) => [
   `CREATE TABLE IF NOT EXISTS ${db}.person_distinct_id (
@@ -44,8 +69,33 @@ export const personDistinctIdReadModel = { name: 'person_distinct_id', ddl } as 
  * it has applied the batch, every distinct id of the persons that hold the batch's ids, and
  * writes them with the batch's last position. A rebuild reads the same final state.
  */
-export const personDistinctIdProjection = (lookup: PersonMappingLookup) =>
-  chProjection<MappingEvent>({
+export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
+  /** Writes the current owner of every wanted distinct id (and of their persons' other ids). */
+  const write = async (
+    ch: ClickHouse,
+    wanted: ReadonlyMap<number, ReadonlySet<string>>,
+    upTo: bigint,
+    dedupToken: DedupToken,
+  ) => {
+    const version = upTo.toString();
+    const owners = await lookup(wanted, upTo);
+    const values = [...owners].flatMap(([projectId, list]) =>
+      list.map((o) => ({
+        team_id: projectId,
+        distinct_id: o.distinctId,
+        person_id: o.personUuid ?? '00000000-0000-0000-0000-000000000000',
+        is_deleted: o.personUuid === null ? 1 : 0,
+        version,
+      })),
+    );
+    await ch.client.insert({
+      table: `${ch.database}.person_distinct_id`,
+      values,
+      format: 'JSONEachRow',
+      clickhouse_settings: dedupSettings(dedupToken),
+    });
+  };
+  return chProjection<MappingEvent>({
     name: 'person_distinct_id',
     version: 1,
     filter: { eventTypes: ['EventCaptured', 'PersonSplit', 'PersonDeleted'] },
@@ -53,32 +103,39 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) =>
     drop: (db) => [`DROP TABLE IF EXISTS ${db}.person_distinct_id`],
     tables: ['person_distinct_id'],
     async insert(ch, events, dedupToken) {
-      if (events.length === 0) return;
       const wanted = new Map<number, Set<string>>();
-      for (const e of events) {
-        const ids = touched(e);
-        if (ids.length === 0) continue;
-        const set = wanted.get(e.data.projectId) ?? new Set<string>();
-        for (const id of ids) set.add(id);
-        wanted.set(e.data.projectId, set);
-      }
+      collect(events, wanted);
       if (wanted.size === 0) return;
-      const version = events[events.length - 1]!.position.toString();
-      const owners = await lookup(wanted, events[events.length - 1]!.position);
-      const values = [...owners].flatMap(([projectId, list]) =>
-        list.map((o) => ({
-          team_id: projectId,
-          distinct_id: o.distinctId,
-          person_id: o.personUuid ?? '00000000-0000-0000-0000-000000000000',
-          is_deleted: o.personUuid === null ? 1 : 0,
-          version,
-        })),
-      );
-      await ch.client.insert({
-        table: `${ch.database}.person_distinct_id`,
-        values,
-        format: 'JSONEachRow',
-        clickhouse_settings: dedupSettings(dedupToken),
-      });
+      await write(ch, wanted, events[events.length - 1]!.position, dedupToken);
     },
-  }) satisfies ChProjection<MappingEvent>;
+    // Every write reads the persons' current state, so a replay only needs each distinct id once:
+    // gathered over the whole log and written at the end, in lookups of BULK_IDS ids (issue #11:
+    // a lookup and an insert per block took more of the rebuild than the events table).
+    bulk() {
+      let wanted = new Map<number, Set<string>>();
+      let size = 0;
+      return {
+        add(events) {
+          size += collect(events, wanted);
+        },
+        size: () => size,
+        async write(ch, upTo) {
+          // taken first: the replay goes on adding the next blocks' ids while this writes
+          const taken = wanted;
+          wanted = new Map();
+          size = 0;
+          for (const [projectId, ids] of taken) {
+            const list = [...ids];
+            for (let from = 0; from < list.length; from += BULK_IDS)
+              await write(
+                ch,
+                new Map([[projectId, new Set(list.slice(from, from + BULK_IDS))]]),
+                upTo,
+                null,
+              );
+          }
+        },
+      };
+    },
+  });
+};

@@ -22,7 +22,20 @@ export type ChProjection<E extends Event = Event> = Readonly<{
     events: readonly RecordedEvent<E>[],
     dedupToken: DedupToken,
   ): Promise<void>;
+  /**
+   * For a replay into fresh tables, when the read model keeps only a final state: events gathered
+   * in memory and written in a few large inserts instead of one per block.
+   */
+  bulk?: () => ChBulk<E>;
 }>;
+
+export type ChBulk<E extends Event = Event> = {
+  add(events: readonly RecordedEvent<E>[]): void;
+  /** entries held: the caller writes when it passes its bound */
+  size(): number;
+  /** writes what was gathered, as of log position `upTo`, and starts empty again */
+  write(ch: ClickHouse, upTo: bigint): Promise<void>;
+};
 
 /**
  * The block's deduplication token; null for a table that is dropped when an insert fails (a

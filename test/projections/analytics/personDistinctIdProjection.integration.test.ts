@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personDistinctIdProjection } from '../../../projections/analytics/personDistinctIdProjection.ts';
 import { personMappingLookup } from '../../../projections/persons/personMappingLookup.ts';
 import { createClickHouseProjectionRunner } from '../../../src/processing/clickhouseProjectionRunner.ts';
+import { rebuildThroughServer } from '../../../src/processing/rebuildRequests.ts';
 import type { ClickHouse } from '../../../src/runtime/clickhouse.ts';
 import { capture } from '../../support/capture.ts';
 import { personByDistinctId, personsPath } from '../../support/personHttp.ts';
@@ -139,5 +140,13 @@ describe('ClickHouse person_distinct_id', () => {
     expect(await runner.waitFor(await t.service.ctx.store.headPosition(), 20_000)).toBe(true);
     await runner.stop();
     expect(await mappingIn(COPY_DB())).toEqual(live);
+  });
+
+  it('is rebuilt beside the running server (ids gathered, written once) to the same mapping', async () => {
+    await caughtUp();
+    const live = await mappingIn(t.config.clickhouseDatabase);
+    const rebuilt = await rebuildThroughServer(t.service.ctx.pool, 'events', { pollMs: 50 });
+    expect(rebuilt.map((r) => r.name)).toContain('clickhouse:person_distinct_id');
+    expect(await mappingIn(t.config.clickhouseDatabase)).toEqual(live);
   });
 });
