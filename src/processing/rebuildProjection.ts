@@ -11,6 +11,8 @@ import {
 
 /** ≈ 1 KiB an entry (a person and its properties, a mapping): a few hundred MiB at most */
 const DEFAULT_MAX_FOLD_ENTRIES = 500_000;
+/** pages of the log in flight during a replay (≈ 50–100 MB each as objects at 50,000 events) */
+const READ_AHEAD = 3;
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
 
@@ -56,33 +58,51 @@ export async function rebuildProjection(
     await client.query(projection.schema);
 
     let position = -1n;
-    const read = (after: bigint) =>
-      store.readAll({
-        after: after < 0n ? 'start' : after,
+    /**
+     * The log up to `upTo` in ranges of `batchSize` positions, READ_AHEAD of them read at once on
+     * their own connections while the fold works: reading and decoding the rows was most of the
+     * replay (issue #11: 200,000 events, 2.5 s of 4.6 s waiting for pages read one at a time).
+     */
+    async function* pagesUpTo(upTo: bigint) {
+      const span = BigInt(batchSize);
+      let from = position;
+      const queue: { through: bigint; events: Promise<RecordedEvent[]> }[] = [];
+      const issue = () => {
+        if (from >= upTo) return;
+        const after = from;
+        const through = after + span < upTo ? after + span : upTo;
+        const events = store.readAll({
+          after: after < 0n ? 'start' : after,
+          before: through + 1n,
+          filter: projection.filter,
+        });
+        events.catch(() => undefined); // awaited in turn below; not unhandled meanwhile
+        queue.push({ through, events });
+        from = through;
+      };
+      for (let i = 0; i < READ_AHEAD; i++) issue();
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const events = await next.events;
+        issue();
+        yield { through: next.through, events };
+      }
+    }
+    /**
+     * The catch-up under the checkpoint lock, by count (the head moved until the lock was held):
+     * applies the next page after `position`, returns how many events it held.
+     */
+    const applyNext = async (): Promise<number> => {
+      const batch = await store.readAll({
+        after: position < 0n ? 'start' : position,
         maxCount: batchSize,
         filter: projection.filter,
       });
-    // The next page is read while this one is applied: the log's reads and the fold overlap.
-    let ahead: { after: bigint; page: ReturnType<typeof read> } | undefined;
-    /** Applies the next batch after `position` (none past `upTo`); returns how many events it applied. */
-    const applyNext = async (
-      upTo?: bigint,
-      apply: (events: readonly RecordedEvent[]) => Promise<void> | void = (events) =>
-        projection.handle(events, client),
-    ): Promise<number> => {
-      options.signal?.throwIfAborted();
-      const batch = await (ahead?.after === position ? ahead.page : read(position));
-      ahead = undefined;
-      const last = batch[batch.length - 1]?.position;
-      if (batch.length === batchSize && last !== undefined && (upTo === undefined || last < upTo))
-        ahead = { after: last, page: read(last) };
-      const wanted = upTo === undefined ? batch : batch.filter((e) => e.position <= upTo);
-      if (wanted.length === 0) return 0;
-      await apply(wanted);
-      count += wanted.length;
-      position = wanted[wanted.length - 1]!.position;
+      if (batch.length === 0) return 0;
+      await projection.handle(batch, client);
+      count += batch.length;
+      position = batch[batch.length - 1]!.position;
       options.onProgress?.({ name: projection.name, position, head, events: count });
-      return wanted.length;
+      return batch.length;
     };
 
     // Bulk of the replay, up to the head seen now, in short transactions that never block the live projector.
@@ -97,16 +117,21 @@ export async function rebuildProjection(
       await client.query('COMMIT');
       fold = undefined;
     };
-    for (let applied = batchSize; applied === batchSize; ) {
-      if (fold) {
-        const f = fold;
-        applied = await applyNext(head, (events) => f.apply(events));
-        if (f.size() > maxFoldEntries) await saveFold();
-        continue;
+    for await (const page of pagesUpTo(head)) {
+      options.signal?.throwIfAborted();
+      if (page.events.length > 0) {
+        if (fold) {
+          fold.apply(page.events);
+          if (fold.size() > maxFoldEntries) await saveFold();
+        } else {
+          await client.query('BEGIN');
+          await projection.handle(page.events, client);
+          await client.query('COMMIT');
+        }
+        count += page.events.length;
+        position = page.events[page.events.length - 1]!.position;
       }
-      await client.query('BEGIN');
-      applied = await applyNext(head);
-      await client.query('COMMIT');
+      options.onProgress?.({ name: projection.name, position: page.through, head, events: count });
     }
     await saveFold();
 
