@@ -41,7 +41,7 @@ type Row = {
   type: string;
   data: object;
   metadata: EventMetadata;
-  recorded_at: Date;
+  recorded_ms: number;
 };
 
 const toRecorded = (r: Row): RecordedEvent => ({
@@ -52,10 +52,13 @@ const toRecorded = (r: Row): RecordedEvent => ({
   type: r.type,
   data: r.data,
   metadata: r.metadata,
-  recordedAt: r.recorded_at,
+  recordedAt: new Date(r.recorded_ms),
 });
 
-const COLUMNS = 'position, id, stream_name, revision, type, data, metadata, recorded_at';
+// The time as epoch milliseconds: a float is parsed far quicker than timestamptz text (whose
+// parser took 7 % of a persons rebuild), and a Date holds milliseconds either way.
+const COLUMNS =
+  'position, id, stream_name, revision, type, data, metadata, (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms';
 
 /**
  * Projections filter by event type (indexed); stream prefixes are matched on the rows that remain.

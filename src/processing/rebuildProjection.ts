@@ -12,7 +12,7 @@ import {
 /** ≈ 1 KiB an entry (a person and its properties, a mapping): a few hundred MiB at most */
 const DEFAULT_MAX_FOLD_ENTRIES = 500_000;
 /** pages of the log in flight during a replay (≈ 50–100 MB each as objects at 50,000 events) */
-const READ_AHEAD = 3;
+const READ_AHEAD = 2;
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
 

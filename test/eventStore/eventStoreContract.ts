@@ -29,6 +29,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it('appends to a new stream with no_stream and reads it forwards with 0-based revisions', async () => {
       const store = await open();
       const s = stream();
+      const before = Date.now();
       const result = await store.appendToStream(s, [ev('A', 1), ev('B', 2)], {
         expectedRevision: 'no_stream',
       });
@@ -42,6 +43,10 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       expect(events[0]!.position < events[1]!.position).toBe(true);
       expect(events[0]!.metadata).toMatchObject({ projectId: 1 });
       expect(events[0]!.recordedAt).toBeInstanceOf(Date);
+      // the commit time, to the millisecond (clock skew between the store and us allowed for)
+      const at = events[0]!.recordedAt.getTime();
+      expect(Math.abs(at - before)).toBeLessThan(60_000);
+      expect(events[1]!.recordedAt.getTime()).toBeGreaterThanOrEqual(at);
     });
 
     it('refuses no_stream on an existing stream and a stale exact revision', async () => {
