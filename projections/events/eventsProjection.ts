@@ -11,6 +11,26 @@ const groupColumn = (properties: Record<string, unknown>, index: number) => {
   return typeof key === 'string' ? key : '';
 };
 
+const EVENT_COLUMNS = [
+  'uuid',
+  'event',
+  'properties',
+  'timestamp',
+  'team_id',
+  'project_id',
+  'distinct_id',
+  'person_id',
+  'elements_chain',
+  'created_at',
+  '$group_0',
+  '$group_1',
+  '$group_2',
+  '$group_3',
+  '$group_4',
+  '_timestamp',
+  '_offset',
+] as const;
+
 /**
  * The ClickHouse `events` table, modelled on PostHog's: ReplacingMergeTree ordered by team, day,
  * event, distinct id and uuid, so a duplicate that slipped past insert deduplication still
@@ -49,7 +69,7 @@ export const eventsProjection = chProjection<EventCaptured>({
   async insert(ch, events, dedupToken) {
     const now = new Date().toISOString();
     // Rows as arrays in the table's column order (JSONCompactEachRow): no key per value to write
-    // and parse, which a replay of millions of events pays for each one. Keep in step with the DDL.
+    // and parse, which a replay of millions of events pays for each one.
     const values = events.map((e) => {
       const d = e.data;
       return [
@@ -72,9 +92,15 @@ export const eventsProjection = chProjection<EventCaptured>({
         e.position.toString(),
       ];
     });
-    await ch.insertRows(`${ch.database}.events`, values, {
-      ...dedupSettings(dedupToken),
-      date_time_input_format: 'best_effort',
+    await ch.client.insert({
+      table: `${ch.database}.events`,
+      values,
+      columns: [...EVENT_COLUMNS],
+      format: 'JSONCompactEachRow',
+      clickhouse_settings: {
+        ...dedupSettings(dedupToken),
+        date_time_input_format: 'best_effort',
+      },
     });
   },
 });

@@ -44,8 +44,8 @@ export type ChBulk<E extends Event = Event> = {
  */
 export type DedupToken = string | null;
 
-export const dedupSettings = (token: DedupToken): Record<string, string | number> =>
-  token === null ? { insert_deduplicate: 0 } : { insert_deduplication_token: token };
+export const dedupSettings = (token: DedupToken) =>
+  token === null ? { insert_deduplicate: 0 as const } : { insert_deduplication_token: token };
 
 /** Declares a ClickHouse projection; `E` types `filter.eventTypes` and the events `insert` gets. */
 export const chProjection = <E extends Event>(projection: ChProjection<E>): ChProjection<E> =>
