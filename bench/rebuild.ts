@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { descendantsCpu, processCpu } from './support/cpu.ts';
 import { root, serverEntry, startProcess } from './support/processes.ts';
 
 const { values } = parseArgs({
@@ -73,7 +74,9 @@ function personEvents(p: number, count: number): Record<string, unknown>[] {
   return out;
 }
 
-function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: string }> {
+type CliRun = { ms: number; out: string; cpuS: number };
+
+function cli(dataDir: string, ...args: string[]): Promise<CliRun> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     // The CLI as the server runs: compiled (what the Docker image runs), or through tsx.
@@ -86,11 +89,17 @@ function cli(dataDir: string, ...args: string[]): Promise<{ ms: number; out: str
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve({ ms: performance.now() - t0, out })
-        : reject(new Error(`cli ${args.join(' ')}: ${code}\n${out}`)),
-    );
+    // its CPU, read until it exits (the last 100 ms may be missed)
+    let cpuS = 0;
+    const poll = setInterval(() => {
+      const s = processCpu(child.pid);
+      if (!Number.isNaN(s)) cpuS = s;
+    }, 100);
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      if (code === 0) resolve({ ms: performance.now() - t0, out, cpuS });
+      else reject(new Error(`cli ${args.join(' ')}: ${code}\n${out}`));
+    });
   });
 }
 
@@ -185,28 +194,36 @@ try {
     LOG_LEVEL: 'warn',
   });
   try {
+    const serverPid = server.child.pid;
     const timed = async (label: string, ...args: string[]) => {
       const probe = startProbe(server.url);
+      const before = { server: processCpu(serverPid), postgres: descendantsCpu(serverPid) };
       const r = await cli(dataDir, ...args);
       const p = await probe.stop();
+      const cpu = {
+        cli: r.cpuS,
+        server: processCpu(serverPid) - before.server,
+        postgres: descendantsCpu(serverPid) - before.postgres,
+      };
       log(`${label}: ${(r.ms / 1000).toFixed(1)} s`);
-      return { ...r, probe: p };
+      return { ...r, probe: p, cpu };
     };
     const persons = await timed('rebuild persons', 'rebuild', 'persons', '--json');
     const events = await timed('rebuild events', 'rebuild', 'events', '--json');
     // Both at once, as `rebuild all` runs them: persons in the CLI, ClickHouse in the server.
     const both = await timed('rebuild persons events', 'rebuild', 'persons', 'events', '--json');
     console.log(
-      '| read model | events replayed | wall s | events/s | server meanwhile: answers, failures, p99 / max ms |',
+      '| read model | events replayed | wall s | events/s | CPU µs/event: CLI, server, Postgres | server meanwhile: answers, failures, p99 / max ms |',
     );
-    console.log('|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|');
+    const perEvent = (seconds: number) => Math.round((seconds * 1e6) / sent);
     for (const [name, r] of [
       ['persons (Postgres)', persons],
       ['ClickHouse events + distinct id map', events],
       ['both side by side (`rebuild persons events`)', both],
     ] as const)
       console.log(
-        `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} | ${r.probe.ok}, ${r.probe.failed}, ${r.probe.p99} / ${r.probe.max} |`,
+        `| ${name} | ${sent.toLocaleString('en-US')} | ${(r.ms / 1000).toFixed(1)} | ${Math.round(sent / (r.ms / 1000)).toLocaleString('en-US')} | ${perEvent(r.cpu.cli)}, ${perEvent(r.cpu.server)}, ${perEvent(r.cpu.postgres)} | ${r.probe.ok}, ${r.probe.failed}, ${r.probe.p99} / ${r.probe.max} |`,
       );
   } finally {
     await server.stop();

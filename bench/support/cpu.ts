@@ -3,15 +3,21 @@ import fs from 'node:fs';
 /** CPU seconds from /proc (Linux): a process (all threads), its main thread, and the machine. */
 const TICK = 100; // USER_HZ on Linux
 
-const ticksOf = (statFile: string) => {
+const ticksOf = (statFile: string, withExitedChildren = false) => {
   try {
     const stat = fs.readFileSync(statFile, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
+    const own = Number(fields[11]) + Number(fields[12]); // utime + stime
+    // cutime + cstime: children it waited for (Postgres' backends of closed connections)
+    return withExitedChildren ? own + Number(fields[13]) + Number(fields[14]) : own;
   } catch {
     return Number.NaN;
   }
 };
+
+/** CPU seconds of one process (all threads), NaN once it has gone. */
+export const processCpu = (pid: number | undefined): number =>
+  pid ? ticksOf(`/proc/${pid}/stat`) / TICK : Number.NaN;
 
 export type CpuSample = { process: number; mainThread: number; machineBusy: number; at: number };
 
@@ -37,7 +43,10 @@ export function cpuBetween(a: CpuSample, b: CpuSample, requests: number) {
   };
 }
 
-/** CPU seconds of a process's descendants (the embedded Postgres a server started, …). */
+/**
+ * CPU seconds of a process's descendants (the embedded Postgres a server started, …), including
+ * the children they waited for (a Postgres backend of a connection closed meanwhile).
+ */
 export function descendantsCpu(pid: number | undefined): number {
   if (!pid) return Number.NaN;
   const parent = new Map<number, number>();
@@ -58,6 +67,6 @@ export function descendantsCpu(pid: number | undefined): number {
   };
   let total = 0;
   for (const p of parent.keys())
-    if (p !== pid && isDescendant(p)) total += ticksOf(`/proc/${p}/stat`) / TICK || 0;
+    if (p !== pid && isDescendant(p)) total += ticksOf(`/proc/${p}/stat`, true) / TICK || 0;
   return total;
 }
