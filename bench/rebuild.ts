@@ -203,17 +203,14 @@ try {
     const serverPid = server.child.pid;
     const timed = async (label: string, ...args: string[]) => {
       const probe = startProbe(server.url, Number(values['probe-ms']));
-      const before = {
-        server: processCpu(serverPid),
-        main: sampleCpu(serverPid).mainThread,
-        postgres: descendantsCpu(serverPid),
-      };
+      const before = { server: sampleCpu(serverPid), postgres: descendantsCpu(serverPid) };
       const r = await cli(dataDir, ...args);
       const p = await probe.stop();
+      const after = sampleCpu(serverPid);
       const cpu = {
         cli: r.cpuS,
-        server: processCpu(serverPid) - before.server,
-        serverMain: sampleCpu(serverPid).mainThread - before.main,
+        server: after.process - before.server.process,
+        serverMain: after.mainThread - before.server.mainThread,
         postgres: descendantsCpu(serverPid) - before.postgres,
       };
       log(`${label}: ${(r.ms / 1000).toFixed(1)} s`);

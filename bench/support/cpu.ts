@@ -25,7 +25,7 @@ export function sampleCpu(pid: number | undefined): CpuSample {
   const cpu = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
   const [user, nice, system, , , irq, softirq, steal] = cpu.map(Number) as number[];
   return {
-    process: pid ? ticksOf(`/proc/${pid}/stat`) / TICK : Number.NaN,
+    process: processCpu(pid),
     mainThread: pid ? ticksOf(`/proc/${pid}/task/${pid}/stat`) / TICK : Number.NaN,
     machineBusy: (user! + nice! + system! + irq! + softirq! + steal!) / TICK,
     at: performance.now() / 1000,

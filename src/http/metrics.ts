@@ -85,19 +85,26 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, token?: s
   });
   // Label sets are few (method × route × status); prom-client hashes a label object on every
   // call, so each set's child is kept (a measurable share of /decide's main thread otherwise).
-  const children = new Map<string, { inc(): void; observe(seconds: number): void }>();
+  const children = new Map<
+    string,
+    {
+      counter: client.Counter.Internal;
+      histogram: client.Histogram.Internal<'route'>;
+    }
+  >();
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const key = `${request.method} ${route} ${reply.statusCode}`;
     let child = children.get(key);
     if (!child) {
-      const counter = requests.labels(request.method, route, String(reply.statusCode));
-      const histogram = duration.labels(route);
-      child = { inc: () => counter.inc(), observe: (s) => histogram.observe(s) };
+      child = {
+        counter: requests.labels(request.method, route, String(reply.statusCode)),
+        histogram: duration.labels(route),
+      };
       children.set(key, child);
     }
-    child.inc();
-    child.observe(reply.elapsedTime / 1000);
+    child.counter.inc();
+    child.histogram.observe(reply.elapsedTime / 1000);
     done();
   });
   app.get('/metrics', { schema: { tags: ['ops'], hide: true } }, async (request, reply) => {

@@ -202,24 +202,6 @@ describe('partial properties: inconclusive, and what to load', () => {
   });
 });
 
-describe('case folding of icontains, starts_with, ends_with', () => {
-  const matches = (operator: string, filter: string, actual: string) =>
-    flagValue(
-      one(
-        flag('fold', { groups: [{ properties: [person('k', filter, operator)] }] }),
-        ctx({ person: { properties: { k: actual }, complete: true } }),
-      ),
-    );
-
-  it('folds ASCII letters only, as the flags service does', () => {
-    expect(matches('icontains', 'ACME.com', 'x@acme.COM')).toBe(true);
-    expect(matches('starts_with', 'Mr', 'mR Smith')).toBe(true);
-    expect(matches('ends_with', 'ÄBC', 'xÄbc')).toBe(true);
-    expect(matches('icontains', 'äbc', 'xÄBC')).toBe(false);
-    expect(matches('not_icontains', 'äbc', 'xÄBC')).toBe(true);
-  });
-});
-
 describe('group flags', () => {
   const mapping = { '0': 'company', '1': 'project' };
   const groupFlag = flag('group-flag', {

@@ -103,6 +103,16 @@ describe('dates', () => {
   });
 });
 
+describe('case folding of icontains, starts_with, ends_with', () => {
+  it('folds ASCII letters only, as the flags service does', () => {
+    expect(match('icontains', 'ACME.com', 'x@acme.COM')).toBe(true);
+    expect(match('starts_with', 'Mr', 'mR Smith')).toBe(true);
+    expect(match('ends_with', 'ÄBC', 'xÄbc')).toBe(true);
+    expect(match('icontains', 'äbc', 'xÄBC')).toBe(false);
+    expect(match('not_icontains', 'äbc', 'xÄBC')).toBe(true);
+  });
+});
+
 describe('operators where posthog-node 5 defers to the server', () => {
   it('exact compares text, so a number matches its digits', () => {
     expect(match('exact', '1', 1)).toBe(true);
