@@ -20,6 +20,7 @@ const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    only: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -28,7 +29,10 @@ if (values.help) {
 usage: npm run bench:capture -- [--seconds N] [--connections N]
   --seconds      duration of each load phase (default 10)
   --connections  connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
-                 single /capture 50, as issue #11 measures them)`);
+                 single /capture 50, as issue #11 measures them)
+  --only         run only the phases whose names contain every one of these comma-separated
+                 words (light, posthog-js, batch, single); the lag phase runs with light /batch
+env: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' passes node flags to our server`);
   process.exit(0);
 }
 const seconds = Number(values.seconds);
@@ -140,7 +144,7 @@ type Phase = {
   connections: number;
   headers?: Record<string, string>;
 };
-const PHASES: Phase[] = [
+const ALL_PHASES: Phase[] = [
   { name: 'light, /batch of 100', path: '/batch/', body: batchBody, events: 100, connections },
   {
     name: 'light, single /capture',
@@ -166,6 +170,13 @@ const PHASES: Phase[] = [
     headers: GEO,
   },
 ];
+const wanted = values.only?.split(',').filter(Boolean);
+const PHASES = wanted
+  ? ALL_PHASES.filter((p) => wanted.every((w) => p.name.includes(w)))
+  : ALL_PHASES;
+const withLag = PHASES.some((p) => p === ALL_PHASES[0]);
+/** e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile our server */
+const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 async function main() {
   console.log(
@@ -180,13 +191,17 @@ async function main() {
   await bare.stop();
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
-  const server = await startProcess(serverEntry(), {
-    DATA_DIR: dataDir,
-    PORT: '0',
-    INIT_PROJECT_API_KEY: TOKEN,
-    INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
-    LOG_LEVEL: 'warn',
-  });
+  const server = await startProcess(
+    serverEntry(),
+    {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      INIT_PROJECT_API_KEY: TOKEN,
+      INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
+      LOG_LEVEL: 'warn',
+    },
+    serverNodeArgs,
+  );
   const db = await embeddedPostgresClient(dataDir);
   const pid = server.child.pid;
   try {
@@ -223,14 +238,16 @@ async function main() {
         SELECT recorded_at FROM event_log WHERE position > (SELECT position FROM projection_checkpoints WHERE id = 'clickhouse:events@1')
         ORDER BY position LIMIT 1)) * 1000, 0) AS lag_ms`;
     const lags: number[] = [];
-    let sampling = true;
+    let sampling = withLag;
     const sampler = (async () => {
       while (sampling) {
         lags.push(Number((await db.query<{ lag_ms: string }>(lagSql)).rows[0]!.lag_ms));
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
-    const steady = await load(`${server.url}/batch/`, batchBody, { overallRate: 100 });
+    const steady = withLag
+      ? await load(`${server.url}/batch/`, batchBody, { overallRate: 100 })
+      : undefined;
     sampling = false;
     await sampler;
     lags.sort((a, b) => a - b);
@@ -252,13 +269,15 @@ async function main() {
         `| ${p.name} | ${p.connections} | ${fmt(c.rps * p.events)} | ${fmt(o.r.rps * p.events)} | ${(o.r.rps / c.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${o.serverUs.toFixed(0)}, ${o.postgresUs.toFixed(0)} | ${o.catchUp.toFixed(1)} |`,
       );
     }
-    console.log(
-      `| /batch at a fixed 10 000 events/s | ${connections} | | ${fmt(steady.rps * 100)} | | ${steady.p50} | ${steady.p99} | ${steady.non2xx} | | |`,
-    );
-    console.log('');
-    console.log(
-      `ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`,
-    );
+    if (steady) {
+      console.log(
+        `| /batch at a fixed 10 000 events/s | ${connections} | | ${fmt(steady.rps * 100)} | | ${steady.p50} | ${steady.p99} | ${steady.non2xx} | | |`,
+      );
+      console.log('');
+      console.log(
+        `ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`,
+      );
+    }
     console.log(`events in the log: ${fmt(Number(logged.rows[0]!.n))}`);
   } finally {
     await db.end();
