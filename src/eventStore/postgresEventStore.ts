@@ -145,18 +145,21 @@ export function createPostgresEventStore(
       }
 
       if (rows.length > 0) {
-        // Positions are drawn here, under the append lock, in the rows' order; then one COPY.
-        const drawn = await client.query<{ p: string }>(
-          `SELECT nextval(pg_get_serial_sequence('event_log', 'position')) AS p
-             FROM generate_series(1, $1::int) ORDER BY 1`,
+        // Positions are drawn here, under the append lock (no other appender can draw meanwhile), as
+        // one range of the sequence in the rows' order; then one COPY.
+        const drawn = await client.query<{ last: string }>(
+          `SELECT setval(seq, nextval(seq) + $1::int - 1) AS last
+             FROM (SELECT pg_get_serial_sequence('event_log', 'position')::regclass AS seq) AS s`,
           [rows.length],
         );
+        const last = BigInt(drawn.rows[0]!.last);
+        const first = last - BigInt(rows.length) + 1n;
         let lines = '';
         for (const [k, row] of rows.entries()) {
-          const position = drawn.rows[k]!.p;
-          known.get(row.id)!.position = BigInt(position);
+          const position = first + BigInt(k);
+          known.get(row.id)!.position = position;
           lines += copyLine([
-            position,
+            position.toString(),
             row.id,
             row.s,
             row.r.toString(),
@@ -166,7 +169,7 @@ export function createPostgresEventStore(
           ]);
         }
         await copyInto(client, 'event_log', LOG_COLUMNS, lines);
-        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, drawn.rows.at(-1)!.p]);
+        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
       }
       return batch.map((item, i) => {
         const mine = ids[i]!.map((id) => known.get(id)!);
