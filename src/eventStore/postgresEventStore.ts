@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
-import { withTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
+import { beginAppend, commitAppend } from './appendStatements.ts';
 import { copyInto, copyLine } from './copyRows.ts';
 import {
   type AllFilter,
@@ -92,34 +92,28 @@ export function createPostgresEventStore(
 ): EventStore & { notifier: AppendNotifier } {
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
-  /** All streams of a batch in one transaction: one lock, one head lookup, one insert. */
+  /** All streams of a batch in one transaction of three round trips: begin (lock, heads, known ids, positions), COPY, commit. */
   async function appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
-    const results = await withTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY.toString()]);
-      const names = [...new Set(batch.map((b) => b.streamName))];
-      const heads = await client.query<{ name: string; revision: string | null }>(
-        `SELECT s.name, (SELECT revision FROM event_log WHERE stream_name = s.name ORDER BY revision DESC LIMIT 1) AS revision
-           FROM unnest($1::text[]) AS s(name)`,
-        [names],
-      );
+    const names = [...new Set(batch.map((b) => b.streamName))];
+    // Client-chosen ids make retries idempotent: events already in the log are not appended again.
+    const ids = batch.map((b) => b.events.map((e) => e.id ?? randomUUID()));
+    const allIds = ids.flat();
+    const client = await pool.connect();
+    try {
+      const started = await beginAppend(client, APPEND_LOCK_KEY, names, allIds, allIds.length);
       const head = new Map<string, bigint | 'no_stream'>(
-        heads.rows.map((r) => [r.name, r.revision === null ? 'no_stream' : BigInt(r.revision)]),
-      );
-      // Client-chosen ids make retries idempotent: events already in the log are not appended again.
-      const ids = batch.map((b) => b.events.map((e) => e.id ?? randomUUID()));
-      const existing = await client.query<{ id: string; position: string; revision: string }>(
-        'SELECT id, position, revision FROM event_log WHERE id = ANY($1::uuid[])',
-        [ids.flat()],
+        started.heads.map((r) => [r.name, r.revision === null ? 'no_stream' : BigInt(r.revision)]),
       );
       const known = new Map(
-        existing.rows.map((r) => [
+        started.existing.map((r) => [
           r.id,
           { position: BigInt(r.position), revision: BigInt(r.revision) },
         ]),
       );
 
       const rows: { id: string; s: string; r: bigint; t: string; d: object; m: object }[] = [];
+      let last: bigint | undefined;
       for (const [i, item] of batch.entries()) {
         const seenHere = new Set<string>();
         const fresh = item.events
@@ -145,15 +139,9 @@ export function createPostgresEventStore(
       }
 
       if (rows.length > 0) {
-        // Positions are drawn here, under the append lock (no other appender can draw meanwhile), as
-        // one range of the sequence in the rows' order; then one COPY.
-        const drawn = await client.query<{ last: string }>(
-          `SELECT setval(seq, nextval(seq) + $1::int - 1) AS last
-             FROM (SELECT pg_get_serial_sequence('event_log', 'position')::regclass AS seq) AS s`,
-          [rows.length],
-        );
-        const last = BigInt(drawn.rows[0]!.last);
-        const first = last - BigInt(rows.length) + 1n;
+        // The range drawn with the lock: the fresh rows take its first positions, in order.
+        const first = BigInt(started.lastDrawn!) - BigInt(allIds.length) + 1n;
+        last = first + BigInt(rows.length) - 1n;
         let lines = '';
         for (const [k, row] of rows.entries()) {
           const position = first + BigInt(k);
@@ -169,9 +157,9 @@ export function createPostgresEventStore(
           ]);
         }
         await copyInto(client, 'event_log', LOG_COLUMNS, lines);
-        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, last.toString()]);
       }
-      return batch.map((item, i) => {
+      await commitAppend(client, NOTIFY_CHANNEL, last);
+      const results = batch.map((item, i) => {
         const mine = ids[i]!.map((id) => known.get(id)!);
         const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
         const revision = mine.reduce((a, k) => (k.revision > a ? k.revision : a), -1n);
@@ -182,9 +170,14 @@ export function createPostgresEventStore(
         }));
         return { nextExpectedRevision: revision, position, appended };
       });
-    });
-    notifier.wake();
-    return results;
+      notifier.wake();
+      return results;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async function appendToStream<E extends Event>(

@@ -1,0 +1,64 @@
+import pg from 'pg';
+
+/*
+ * An append's statements, batched into as few round trips as the protocol allows: on a busy machine
+ * each round trip waits for both processes to be scheduled, and a commit of single-event capture
+ * requests is mostly round trips (docs/PERFORMANCE.md, "COPY into the log"). Several statements in
+ * one query text go through the simple query protocol, so values are inlined as escaped literals.
+ */
+
+const literal = (v: string) => pg.escapeLiteral(v);
+const textArray = (values: readonly string[], type: 'text' | 'uuid') =>
+  `ARRAY[${values.map(literal).join(',')}]::${type}[]`;
+
+export type AppendStart = {
+  heads: { name: string; revision: string | null }[];
+  existing: { id: string; position: string; revision: string }[];
+  /** the last of `draw` positions reserved for this append (undefined when none were drawn) */
+  lastDrawn: string | undefined;
+};
+
+/**
+ * One round trip: BEGIN, the append lock, the streams' heads, the ids already in the log, and
+ * `draw` positions reserved as one range of the sequence. Only lock holders draw, so the range is
+ * this append's alone; positions it does not use stay unused (a gap, as a rollback leaves).
+ */
+export async function beginAppend(
+  client: pg.PoolClient,
+  lockKey: bigint,
+  names: readonly string[],
+  ids: readonly string[],
+  draw: number,
+): Promise<AppendStart> {
+  const statements = [
+    'BEGIN',
+    `SELECT pg_advisory_xact_lock(${lockKey.toString()})`,
+    `SELECT s.name, (SELECT revision FROM event_log WHERE stream_name = s.name ORDER BY revision DESC LIMIT 1) AS revision
+       FROM unnest(${textArray(names, 'text')}) AS s(name)`,
+    `SELECT id, position, revision FROM event_log WHERE id = ANY(${textArray(ids, 'uuid')})`,
+  ];
+  if (draw > 0)
+    statements.push(
+      `SELECT setval(seq, nextval(seq) + ${draw} - 1) AS last
+         FROM (SELECT pg_get_serial_sequence('event_log', 'position')::regclass AS seq) AS s`,
+    );
+  const results = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult[];
+  return {
+    heads: results[2]!.rows,
+    existing: results[3]!.rows,
+    lastDrawn: draw > 0 ? String(results[4]!.rows[0].last) : undefined,
+  };
+}
+
+/** One round trip: the wake-up for subscribers (delivered at commit) and COMMIT. */
+export async function commitAppend(
+  client: pg.PoolClient,
+  channel: string,
+  position: bigint | undefined,
+): Promise<void> {
+  await client.query(
+    position === undefined
+      ? 'COMMIT'
+      : `SELECT pg_notify(${literal(channel)}, '${position.toString()}');\nCOMMIT`,
+  );
+}
