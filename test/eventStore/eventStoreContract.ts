@@ -49,29 +49,30 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       expect(events[1]!.recordedAt.getTime()).toBeGreaterThanOrEqual(at);
     });
 
-    it('keeps tabs, newlines, backslashes and quotes in names and data exactly as given', async () => {
-      const store = await open();
-      const s = `${stream()}\tline\nbreak\r\\back"quote`;
-      const data = {
-        text: 'a\tb\nc\rd\\e"f',
-        nested: { 'key\\with\ttab': ['\\n', '\u2028', 'é'] },
-      };
-      await store.appendToStream(
-        s,
-        [
-          {
-            type: 'Odd\\Type',
-            data,
-            metadata: { projectId: 1, occurredAt: new Date().toISOString() },
-          },
-        ],
-        {
-          expectedRevision: 'no_stream',
-        },
-      );
-      const [read] = await store.readStream(s);
-      expect([read!.streamName, read!.type, read!.data]).toEqual([s, 'Odd\\Type', data]);
-    });
+    // One event and a larger append of the same (every value escaped in one COPY).
+    it.each([1, 150])(
+      'keeps tabs, newlines, backslashes and quotes in names and data exactly as given (%i events)',
+      async (count) => {
+        const store = await open();
+        const s = `${stream()}\tline\nbreak\r\\back"quote'apostrophe`;
+        const data = (n: number) => ({
+          n,
+          text: 'a\tb\nc\rd\\e"f\'g',
+          nested: { 'key\\with\ttab': ['\\n', '\u2028', 'é'] },
+        });
+        const metadata = { projectId: 1, occurredAt: new Date().toISOString() };
+        const events = Array.from({ length: count }, (_, n) => ({
+          type: "Odd\\Type'",
+          data: data(n),
+          metadata,
+        }));
+        await store.appendToStream(s, events, { expectedRevision: 'no_stream' });
+        const read = await store.readStream(s);
+        expect(read.map((e) => [e.streamName, e.type, e.data])).toEqual(
+          events.map((e) => [s, e.type, e.data]),
+        );
+      },
+    );
 
     it('refuses no_stream on an existing stream and a stale exact revision', async () => {
       const store = await open();
