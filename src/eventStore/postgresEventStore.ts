@@ -92,7 +92,10 @@ export function createPostgresEventStore(
 ): EventStore & { notifier: AppendNotifier } {
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
-  /** All streams of a batch in one transaction of three round trips: begin (lock, heads, known ids, positions), COPY, commit. */
+  /**
+   * All streams of a batch in one transaction of three round trips: begin (lock, heads, known ids,
+   * positions), COPY, commit.
+   */
   async function appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]> {
     if (batch.length === 0) return [];
     const names = [...new Set(batch.map((b) => b.streamName))];
