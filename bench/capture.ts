@@ -26,7 +26,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log(`bench/capture — capture throughput against a parse-only Fastify ceiling
-usage: npm run bench:capture -- [--seconds N] [--connections N]
+usage: npm run bench:capture -- [--seconds N] [--connections N] [--only word,...]
   --seconds      duration of each load phase (default 10)
   --connections  connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
                  single /capture 50, as issue #11 measures them)
