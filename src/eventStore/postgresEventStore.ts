@@ -93,7 +93,7 @@ export function createPostgresEventStore(
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
   /**
-   * All streams of a batch in one transaction of three round trips: begin (lock, heads, known ids,
+   * All streams of a batch in one transaction of three requests: begin (lock, heads, known ids,
    * positions), COPY, commit.
    */
   async function appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]> {
