@@ -72,13 +72,19 @@ export function createLiveTail(
         if (upTo < after) upTo = after;
       }
       const direct = async (cursor: bigint, out: RecordedEvent[]) => {
+        // Every event up to `upTo` was committed before this read starts, so a read that ends
+        // short of its page has looked at them all: the reader moves there even when nothing
+        // matched, and reads from the shared tail next time instead of querying on every wake.
+        const seen = upTo;
+        const wanted = maxCount - out.length;
         const rest = await readAll({
           after: cursor < 0n ? 'start' : cursor,
-          maxCount: maxCount - out.length,
+          maxCount: wanted,
           ...(filter ? { filter } : {}),
         });
         const all = out.concat(rest);
-        return { events: all, scannedTo: all.length > 0 ? all[all.length - 1]!.position : cursor };
+        const last = all.length > 0 ? all[all.length - 1]!.position : cursor;
+        return { events: all, scannedTo: rest.length < wanted && seen > last ? seen : last };
       };
       if (from < after) return direct(from, []);
       const out: RecordedEvent[] = [];

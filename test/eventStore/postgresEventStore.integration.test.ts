@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { createPool } from '../../src/db/postgres.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import type { EventStore, ReadAllOptions } from '../../src/eventStore/eventStore.ts';
+import { createLiveTail } from '../../src/eventStore/liveTail.ts';
 import {
   createPostgresEventStore,
   eventLogSchema,
@@ -126,5 +127,36 @@ describe('postgres event log: live subscriptions share one read of the newest ev
     expect(ids(seen.slow)).toEqual(ids(all));
     expect(ids(seen.typeA)).toEqual(ids(all.filter((e) => e.type === 'A')));
     expect(ids(seen.prefixed)).toEqual(ids(all.filter((e) => e.streamName.startsWith('x-'))));
+  });
+});
+
+describe('postgres event log: a narrow reader behind the shared window', () => {
+  it('reads the log once, then from the shared tail, and still gets its next event', async () => {
+    const store = await open();
+    const meta = { occurredAt: new Date().toISOString() };
+    const other = Array.from({ length: 5 }, () => ({ type: 'Common', data: {}, metadata: meta }));
+    await store.appendToStream('narrow-a', other, { expectedRevision: 'any' });
+    const filtered: ReadAllOptions[] = [];
+    const tail = createLiveTail(
+      (options) => {
+        if (options.filter) filtered.push(options);
+        return store.readAll(options);
+      },
+      () => store.headPosition(),
+    );
+    const rare = { eventTypes: ['Rare'] };
+    // The window starts at the head, after this reader's cursor: it must look in the log itself.
+    const first = await tail.read(-1n, 1000, rare);
+    expect(first.events).toEqual([]);
+    expect(first.scannedTo).toBe(await store.headPosition());
+    const second = await tail.read(first.scannedTo, 1000, rare);
+    expect(second.events).toEqual([]);
+    expect(filtered).toHaveLength(1); // before the fix every wake queried the log again
+
+    await store.appendToStream('narrow-b', [{ type: 'Rare', data: { n: 1 }, metadata: meta }], {
+      expectedRevision: 'any',
+    });
+    const third = await tail.read(second.scannedTo, 1000, rare);
+    expect(third.events.map((e) => e.data)).toEqual([{ n: 1 }]);
   });
 });
