@@ -41,16 +41,17 @@ export function createPool(
   return pool;
 }
 
-export async function withTransaction<T>(
+/**
+ * A pooled client for `fn`, which opens and commits its transaction itself (the event log folds
+ * BEGIN and COMMIT into its own statements); rolled back if `fn` throws, released either way.
+ */
+export async function withClientTransaction<T>(
   pool: pg.Pool,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
+    return await fn(client);
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -58,6 +59,17 @@ export async function withTransaction<T>(
     client.release();
   }
 }
+
+export const withTransaction = <T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> =>
+  withClientTransaction(pool, async (client) => {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  });
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 

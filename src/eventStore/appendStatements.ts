@@ -14,22 +14,23 @@ const textArray = (values: readonly string[], type: 'text' | 'uuid') =>
 export type AppendStart = {
   heads: { name: string; revision: string | null }[];
   existing: { id: string; position: string; revision: string }[];
-  /** the last of `draw` positions reserved for this append (undefined when none were drawn) */
-  lastDrawn: string | undefined;
+  /** the first of the positions reserved for this append, one an id (undefined for no ids) */
+  firstDrawn: bigint | undefined;
 };
 
 /**
- * One round trip: BEGIN, the append lock, the streams' heads, the ids already in the log, and
- * `draw` positions reserved as one range of the sequence. Only lock holders draw, so the range is
- * this append's alone; positions it does not use stay unused (a gap, as a rollback leaves).
+ * One round trip: BEGIN, the append lock, the streams' heads, the ids already in the log, and a
+ * position for each id reserved as one range of the sequence. Only lock holders draw, so the
+ * range is this append's alone; positions it does not use (ids already in the log) stay unused, a
+ * gap as a rollback leaves.
  */
 export async function beginAppend(
   client: pg.PoolClient,
   lockKey: bigint,
   names: readonly string[],
   ids: readonly string[],
-  draw: number,
 ): Promise<AppendStart> {
+  const draw = ids.length;
   const statements = [
     'BEGIN',
     `SELECT pg_advisory_xact_lock(${lockKey.toString()})`,
@@ -46,7 +47,7 @@ export async function beginAppend(
   return {
     heads: results[2]!.rows,
     existing: results[3]!.rows,
-    lastDrawn: draw > 0 ? String(results[4]!.rows[0].last) : undefined,
+    firstDrawn: draw > 0 ? BigInt(results[4]!.rows[0].last) - BigInt(draw) + 1n : undefined,
   };
 }
 

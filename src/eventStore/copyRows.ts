@@ -6,16 +6,14 @@ import { from as copyFrom } from 'pg-copy-streams';
  * COPY's text format: a row a line, tab-separated; a backslash, tab, newline or carriage return
  * inside a value is written as its escape. Values are text already (JSON documents, uuids, names).
  */
-const SPECIAL = /[\\\t\n\r]/;
-const SPECIAL_ALL = /[\\\t\n\r]/g;
+const SPECIAL = /[\\\t\n\r]/g;
 const ESCAPES: Readonly<Record<string, string>> = {
   '\\': '\\\\',
   '\t': '\\t',
   '\n': '\\n',
   '\r': '\\r',
 };
-export const copyText = (value: string): string =>
-  SPECIAL.test(value) ? value.replace(SPECIAL_ALL, (c) => ESCAPES[c]!) : value;
+export const copyText = (value: string): string => value.replace(SPECIAL, (c) => ESCAPES[c]!);
 
 /** One line of COPY text format (the caller escapes nothing). */
 export const copyLine = (values: readonly string[]): string =>

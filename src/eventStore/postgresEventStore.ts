@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
+import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
 import { copyInto, copyLine } from './copyRows.ts';
@@ -102,9 +103,8 @@ export function createPostgresEventStore(
     // Client-chosen ids make retries idempotent: events already in the log are not appended again.
     const ids = batch.map((b) => b.events.map((e) => e.id ?? randomUUID()));
     const allIds = ids.flat();
-    const client = await pool.connect();
-    try {
-      const started = await beginAppend(client, APPEND_LOCK_KEY, names, allIds, allIds.length);
+    return withClientTransaction(pool, async (client) => {
+      const started = await beginAppend(client, APPEND_LOCK_KEY, names, allIds);
       const head = new Map<string, bigint | 'no_stream'>(
         started.heads.map((r) => [r.name, r.revision === null ? 'no_stream' : BigInt(r.revision)]),
       );
@@ -143,7 +143,7 @@ export function createPostgresEventStore(
 
       if (rows.length > 0) {
         // The range drawn with the lock: the fresh rows take its first positions, in order.
-        const first = BigInt(started.lastDrawn!) - BigInt(allIds.length) + 1n;
+        const first = started.firstDrawn!;
         last = first + BigInt(rows.length) - 1n;
         let lines = '';
         for (const [k, row] of rows.entries()) {
@@ -175,12 +175,7 @@ export function createPostgresEventStore(
       });
       notifier.wake();
       return results;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async function appendToStream<E extends Event>(
