@@ -111,12 +111,17 @@ export async function rebuildProjection(
     // In memory first, when the projection can: saved once at the end, or when it grows past the
     // bound, after which the replay goes on page by page through `handle`.
     let fold = projection.bulkFold?.();
+    // A bulk fold is saved into empty tables: their secondary indexes are built once afterwards
+    // instead of kept up row by row (issue #11: the save of a 1,000,000-event fold wrote persons
+    // in 1.7–2.0 s with every index, 0.9–1.0 s with the keys and the rest built after).
+    const deferred = fold ? await dropSecondaryIndexes(client, shadow) : [];
     const saveFold = async () => {
       if (!fold) return;
       await client.query('BEGIN');
       await fold.save(client);
       await client.query('COMMIT');
       fold = undefined;
+      for (const definition of deferred) await client.query(definition);
     };
     for await (const page of pagesUpTo(head)) {
       options.signal?.throwIfAborted();
@@ -159,4 +164,23 @@ export async function rebuildProjection(
     await client.query('SET search_path TO DEFAULT').catch(() => undefined);
     client.release();
   }
+}
+
+/**
+ * Drops the indexes of `schema`'s tables that back no constraint (keys and unique constraints
+ * stay: a save may upsert on them) and returns the statements that create them again.
+ */
+async function dropSecondaryIndexes(client: pg.PoolClient, schema: string): Promise<string[]> {
+  const { rows } = await client.query<{ name: string; definition: string }>(
+    `SELECT quote_ident(n.nspname) || '.' || quote_ident(ic.relname) AS name,
+            pg_get_indexdef(i.indexrelid) AS definition
+       FROM pg_index i
+       JOIN pg_class ic ON ic.oid = i.indexrelid
+       JOIN pg_namespace n ON n.oid = ic.relnamespace
+      WHERE n.nspname = $1
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+    [schema],
+  );
+  for (const { name } of rows) await client.query(`DROP INDEX ${name}`);
+  return rows.map((r) => r.definition);
 }

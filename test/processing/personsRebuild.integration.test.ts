@@ -281,10 +281,19 @@ describe('persons projection rebuild', () => {
     };
     expect(cut.ids).toEqual(['cut-user', 'cut-anon']); // attachment order: the target's own ids, then those merged in
 
-    // Folded in memory, saved once at the end
+    // Folded in memory, saved once at the end (secondary indexes dropped meanwhile, built after)
+    const indexes = async () =>
+      (
+        await pool.query<{ indexdef: string }>(
+          "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename LIKE 'person%' ORDER BY indexname",
+        )
+      ).rows.map((r) => r.indexdef);
+    const liveIndexes = await indexes();
+    expect(liveIndexes.length).toBeGreaterThan(8);
     const result = await rebuildProjection(t.service.stores.store, pool, personsProjection);
     expect(result.events).toBeGreaterThan(6000);
     expectSameRows(live, await snapshot(pool));
+    expect(await indexes()).toEqual(liveIndexes);
     // The in-memory fold outgrows its bound after a few pages, is saved, and the rest goes page by
     // page through the live path (loading what each page touches): the same tables.
     const paged = await rebuildProjection(t.service.stores.store, pool, personsProjection, {
@@ -293,6 +302,7 @@ describe('persons projection rebuild', () => {
     });
     expect(paged.events).toBe(result.events);
     expectSameRows(live, await snapshot(pool));
+    expect(await indexes()).toEqual(liveIndexes);
   });
 
   it('time travel on this traffic: each person from its slice of the log, as the whole-log fold has it', {
