@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
 import { withClientTransaction } from '../db/postgres.ts';
-import { appendInOneTrip, appendResults, type Known, takesOneTrip } from './appendInOneTrip.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
 import { copyInto, copyLine } from './copyRows.ts';
@@ -95,8 +94,7 @@ export function createPostgresEventStore(
   const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
 
   /**
-   * All streams of a batch in one transaction: one request when every stream expects `any` and the
-   * batch is small (appendInOneTrip.ts), otherwise three: begin (lock, heads, known ids,
+   * All streams of a batch in one transaction of three requests: begin (lock, heads, known ids,
    * positions), COPY, commit.
    */
   async function appendMany(batch: readonly StreamAppend[]): Promise<AppendResult[]> {
@@ -106,18 +104,11 @@ export function createPostgresEventStore(
     const ids = batch.map((b) => b.events.map((e) => e.id ?? randomUUID()));
     const allIds = ids.flat();
     return withClientTransaction(pool, async (client) => {
-      if (takesOneTrip(batch, ids)) {
-        const known = await appendInOneTrip(client, APPEND_LOCK_KEY, NOTIFY_CHANNEL, batch, ids);
-        if (known) {
-          notifier.wake();
-          return appendResults(batch, ids, known);
-        }
-      }
       const started = await beginAppend(client, APPEND_LOCK_KEY, names, allIds);
       const head = new Map<string, bigint | 'no_stream'>(
         started.heads.map((r) => [r.name, r.revision === null ? 'no_stream' : BigInt(r.revision)]),
       );
-      const known: Known = new Map(
+      const known = new Map(
         started.existing.map((r) => [
           r.id,
           { position: BigInt(r.position), revision: BigInt(r.revision) },
@@ -171,8 +162,19 @@ export function createPostgresEventStore(
         await copyInto(client, 'event_log', LOG_COLUMNS, lines);
       }
       await commitAppend(client, NOTIFY_CHANNEL, last);
+      const results = batch.map((item, i) => {
+        const mine = ids[i]!.map((id) => known.get(id)!);
+        const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
+        const revision = mine.reduce((a, k) => (k.revision > a ? k.revision : a), -1n);
+        const appended = item.events.map((e, j) => ({
+          id: ids[i]![j]!,
+          type: e.type,
+          ...mine[j]!,
+        }));
+        return { nextExpectedRevision: revision, position, appended };
+      });
       notifier.wake();
-      return appendResults(batch, ids, known);
+      return results;
     });
   }
 
