@@ -21,17 +21,21 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
+    'raw-ack': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
   console.log(`bench/capture — capture throughput against a parse-only Fastify ceiling
-usage: npm run bench:capture -- [--seconds N] [--connections N] [--only word,...]
+usage: npm run bench:capture -- [--seconds N] [--connections N] [--only word,...] [--raw-ack]
   --seconds      duration of each load phase (default 10)
   --connections  connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
                  single /capture 50, as issue #11 measures them)
   --only         run only the phases whose names contain every one of these comma-separated
                  words (light, posthog-js, batch, single); the lag phase runs with light /batch
+  --raw-ack      also run each phase against a prototype that acknowledges once the raw request
+                 is durably in an event log (bench/support/rawAckServer.ts; issue #11's first
+                 direction, acknowledgement only: nothing normalises what it writes)
 env: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' passes node flags to our server`);
   process.exit(0);
 }
@@ -178,6 +182,38 @@ const withLag = PHASES.some((p) => p === ALL_PHASES[0]);
 /** e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile our server */
 const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
+/** Each phase against the raw-request acknowledgement prototype, on a data directory of its own. */
+async function measureRawAck() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rawack-'));
+  const server = await startProcess('bench/support/rawAckServer.ts', {
+    DATA_DIR: dataDir,
+    RAW_ACK_TOKEN: TOKEN,
+  });
+  const pid = server.child.pid;
+  const results = new Map<
+    string,
+    { r: Awaited<ReturnType<typeof load>>; serverUs: number; postgresUs: number }
+  >();
+  try {
+    for (const p of PHASES) {
+      const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
+      await load(`${server.url}${p.path}`, p.body, { ...opts, seconds: 2 });
+      const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
+      const r = await load(`${server.url}${p.path}`, p.body, opts);
+      const events = r.total * p.events;
+      results.set(p.name, {
+        r,
+        serverUs: ((sampleCpu(pid).process - before.server) * 1e6) / events,
+        postgresUs: ((descendantsCpu(pid) - before.postgres) * 1e6) / events,
+      });
+    }
+  } finally {
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return results;
+}
+
 async function main() {
   console.log(
     `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase; bodies: light ${fmt(batchBody.length / 100)} B, posthog-js-like ${fmt(jsBatchBody.length / 100)} B an event`,
@@ -189,6 +225,7 @@ async function main() {
     ceiling.set(p.name, await load(`${bare.url}${p.path}`, p.body, { connections: p.connections }));
   }
   await bare.stop();
+  const rawAck = values['raw-ack'] ? await measureRawAck() : undefined;
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
   const server = await startProcess(
@@ -279,6 +316,20 @@ async function main() {
       );
     }
     console.log(`events in the log: ${fmt(Number(logged.rows[0]!.n))}`);
+    if (rawAck) {
+      console.log('');
+      console.log(
+        '| phase | raw-request acknowledgement (prototype) events/s | ratio to ceiling | p50 ms | p99 ms | non-2xx | CPU µs/event: its process, Postgres |',
+      );
+      console.log('|---|---|---|---|---|---|---|');
+      for (const p of PHASES) {
+        const c = ceiling.get(p.name)!;
+        const o = rawAck.get(p.name)!;
+        console.log(
+          `| ${p.name} | ${fmt(o.r.rps * p.events)} | ${(o.r.rps / c.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${o.serverUs.toFixed(0)}, ${o.postgresUs.toFixed(0)} |`,
+        );
+      }
+    }
   } finally {
     await db.end();
     await server.stop();
