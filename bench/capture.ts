@@ -182,6 +182,31 @@ const withLag = PHASES.some((p) => p === ALL_PHASES[0]);
 /** e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile our server */
 const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
+type Measured = { r: Awaited<ReturnType<typeof load>>; serverUs: number; postgresUs: number };
+
+/**
+ * One phase against the server at `url` (process `pid`): a 2-s warm-up, `beforeLoad`, then the
+ * load, with the CPU an acknowledged event of the process and of the Postgres it started.
+ */
+async function measurePhase(
+  url: string,
+  pid: number | undefined,
+  p: Phase,
+  beforeLoad?: () => Promise<unknown>,
+): Promise<Measured> {
+  const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
+  await load(`${url}${p.path}`, p.body, { ...opts, seconds: 2 }); // warm-up (JIT, caches)
+  await beforeLoad?.();
+  const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
+  const r = await load(`${url}${p.path}`, p.body, opts);
+  const events = r.total * p.events;
+  return {
+    r,
+    serverUs: ((sampleCpu(pid).process - before.server) * 1e6) / events,
+    postgresUs: ((descendantsCpu(pid) - before.postgres) * 1e6) / events,
+  };
+}
+
 /** Each phase against the raw-request acknowledgement prototype, on a data directory of its own. */
 async function measureRawAck() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rawack-'));
@@ -189,24 +214,10 @@ async function measureRawAck() {
     DATA_DIR: dataDir,
     RAW_ACK_TOKEN: TOKEN,
   });
-  const pid = server.child.pid;
-  const results = new Map<
-    string,
-    { r: Awaited<ReturnType<typeof load>>; serverUs: number; postgresUs: number }
-  >();
+  const results = new Map<string, Measured>();
   try {
-    for (const p of PHASES) {
-      const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
-      await load(`${server.url}${p.path}`, p.body, { ...opts, seconds: 2 });
-      const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
-      const r = await load(`${server.url}${p.path}`, p.body, opts);
-      const events = r.total * p.events;
-      results.set(p.name, {
-        r,
-        serverUs: ((sampleCpu(pid).process - before.server) * 1e6) / events,
-        postgresUs: ((descendantsCpu(pid) - before.postgres) * 1e6) / events,
-      });
-    }
+    for (const p of PHASES)
+      results.set(p.name, await measurePhase(server.url, server.child.pid, p));
   } finally {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -254,20 +265,10 @@ async function main() {
         await new Promise((r) => setTimeout(r, 250));
       }
     };
-    const ours = new Map<
-      string,
-      { r: Awaited<ReturnType<typeof load>>; catchUp: number; serverUs: number; postgresUs: number }
-    >();
+    const ours = new Map<string, Measured & { catchUp: number }>();
     for (const p of PHASES) {
-      const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
-      await load(`${server.url}${p.path}`, p.body, { ...opts, seconds: 2 }); // warm-up (JIT, caches)
-      await settle();
-      const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
-      const r = await load(`${server.url}${p.path}`, p.body, opts);
-      const events = r.total * p.events;
-      const serverUs = ((sampleCpu(pid).process - before.server) * 1e6) / events;
-      const postgresUs = ((descendantsCpu(pid) - before.postgres) * 1e6) / events;
-      ours.set(p.name, { r, catchUp: await settle(), serverUs, postgresUs });
+      const measured = await measurePhase(server.url, pid, p, settle);
+      ours.set(p.name, { ...measured, catchUp: await settle() });
     }
 
     // Lag: age of the oldest logged event ClickHouse does not have yet, sampled during a steady 10k events/s.

@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopServerProcess,
-} from '../support/serverProcess.ts';
+import { sendBatch, serversOnOneDataDir } from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 
 /**
@@ -17,55 +10,36 @@ import { createTestDatabase } from '../support/testDatabase.ts';
  * while it is behind the acknowledgements. After a restart every acknowledged event is in the
  * events table exactly once and every person holds its last `$set` (order per distinct id kept).
  */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-kill-projections-'));
 const KEY = 'phc_kill_projections_key_01';
 const PERSONAL = 'phx_kill_projections_key_01';
 const CLIENTS = 6;
-const servers: ServerProcess[] = [];
+const servers = serversOnOneDataDir('hogstream-kill-projections-');
 let databaseUrl: string;
 
-afterAll(async () => {
-  for (const s of servers) await stopServerProcess(s, 'SIGKILL');
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => servers.cleanUp());
 
-const start = async () => {
-  const server = await startServerProcess({
-    DATA_DIR: dataDir,
+const start = () =>
+  servers.start({
     DATABASE_URL: databaseUrl,
     INIT_PROJECT_API_KEY: KEY,
     INIT_PERSONAL_API_KEY: PERSONAL,
     LOG_LEVEL: 'error',
   });
-  servers.push(server);
-  return server;
-};
 
 type Sent = { uuid: string; seq: number };
 
 /** One /batch/ for one client's distinct id, each event `$set`ting its sequence number. */
-const send = async (url: string, client: number, events: readonly Sent[]) => {
-  try {
-    const res = await fetch(`${url}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        api_key: KEY,
-        batch: events.map(({ uuid, seq }) => ({
-          event: 'load',
-          distinct_id: `kp-${client}`,
-          uuid,
-          properties: { seq, $set: { seq } },
-        })),
-      }),
-      signal: AbortSignal.timeout(5_000),
-    });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-};
+const send = (url: string, client: number, events: readonly Sent[]) =>
+  sendBatch(
+    url,
+    KEY,
+    events.map(({ uuid, seq }) => ({
+      event: 'load',
+      distinct_id: `kp-${client}`,
+      uuid,
+      properties: { seq, $set: { seq } },
+    })),
+  );
 
 const api = async (url: string, route: string) => {
   const res = await fetch(`${url}${route}`, { headers: { authorization: `Bearer ${PERSONAL}` } });
@@ -82,7 +56,7 @@ const lagBehindLog = async () => {
       "SELECT max(position)::text AS p FROM event_log WHERE type = 'EventCaptured'",
     );
     const checkpoints = await client.query<{ id: string; position: string }>(
-      "SELECT id, position::text FROM projection_checkpoints WHERE id LIKE 'persons@%' OR id LIKE 'clickhouse:events@%' OR id LIKE 'events@%'",
+      "SELECT id, position::text FROM projection_checkpoints WHERE id LIKE 'persons@%' OR id LIKE 'clickhouse:events@%'",
     );
     const last = BigInt(head.rows[0]!.p);
     return Object.fromEntries(

@@ -1,59 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopServerProcess,
-} from '../support/serverProcess.ts';
+import { sendBatch, serversOnOneDataDir } from '../support/serverProcess.ts';
 import { createTestDatabase } from '../support/testDatabase.ts';
 
 /**
  * `kill -9` of the server while clients capture: after a restart, every event the server
  * acknowledged (200) is in the log exactly once, including those whose clients retried.
  */
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-kill-'));
 const KEY = 'phc_kill_project_key_0001';
-const servers: ServerProcess[] = [];
+const servers = serversOnOneDataDir('hogstream-kill-');
 let databaseUrl: string;
 
-afterAll(async () => {
-  for (const s of servers) await stopServerProcess(s, 'SIGKILL');
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => servers.cleanUp());
 
-const start = async () => {
-  const server = await startServerProcess({
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    INIT_PROJECT_API_KEY: KEY,
-    LOG_LEVEL: 'error',
-  });
-  servers.push(server);
-  return server;
-};
+const start = () =>
+  servers.start({ DATABASE_URL: databaseUrl, INIT_PROJECT_API_KEY: KEY, LOG_LEVEL: 'error' });
 
-/** One /batch/ of `uuids`; true when acknowledged, false on any other answer or a dropped connection. */
-const send = async (url: string, uuids: readonly string[]) => {
-  try {
-    const res = await fetch(`${url}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        api_key: KEY,
-        batch: uuids.map((uuid, i) => ({ event: 'load', distinct_id: `kill-${i % 7}`, uuid })),
-      }),
-      signal: AbortSignal.timeout(5_000),
-    });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-};
+/** One /batch/ of `uuids`; true when acknowledged. */
+const send = (url: string, uuids: readonly string[]) =>
+  sendBatch(
+    url,
+    KEY,
+    uuids.map((uuid, i) => ({ event: 'load', distinct_id: `kill-${i % 7}`, uuid })),
+  );
 
 describe('kill -9 under load', () => {
   it('keeps every acknowledged event exactly once across a restart', async () => {

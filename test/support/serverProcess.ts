@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export const repositoryRoot = path.resolve(import.meta.dirname, '../..');
@@ -47,3 +49,43 @@ export const stopServerProcess = (s: ServerProcess, signal: NodeJS.Signals = 'SI
     s.child.on('exit', (code) => resolve(code));
     s.child.kill(signal);
   });
+
+/**
+ * Servers started one after another on one data directory (a kill, then a restart): `start` adds
+ * one with `env`; `cleanUp` kills every one still running and removes the directory.
+ */
+export function serversOnOneDataDir(prefix: string) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const servers: ServerProcess[] = [];
+  return {
+    async start(env: Record<string, string>): Promise<ServerProcess> {
+      const server = await startServerProcess({ DATA_DIR: dataDir, ...env });
+      servers.push(server);
+      return server;
+    },
+    async cleanUp(): Promise<void> {
+      for (const s of servers) await stopServerProcess(s, 'SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One /batch/ with `apiKey`; true when acknowledged, false on any other answer or a dropped connection. */
+export async function sendBatch(
+  url: string,
+  apiKey: string,
+  batch: readonly Record<string, unknown>[],
+): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/batch/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: apiKey, batch }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
