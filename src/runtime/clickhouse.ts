@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { statementScopedSettings } from './chdbSettings.ts';
 import { requireOptional } from './optionalPackage.ts';
 
 export type ClickHouse = Readonly<{
@@ -41,14 +42,20 @@ export async function openClickHouse(
       const { createChdbConnection } = requireOptional<{
         createChdbConnection(options: { path: string }): unknown;
       }>(import.meta.url, 'chdb/connection', 'Set CLICKHOUSE_URL to use a ClickHouse server');
+      const scoped = statementScopedSettings(createChdbConnection({ path: dir }) as object);
       entry = {
         client: createClient({
-          connection: createChdbConnection({ path: dir }),
+          connection: scoped.connection,
           clickhouse_settings: { date_time_input_format: 'best_effort' },
         } as Parameters<typeof createClient>[0]),
         users: 0,
       };
       shared.set(dir, entry);
+      const result = await entry.client.query({
+        query: 'SELECT name, default FROM system.settings',
+        format: 'JSONCompactEachRow',
+      });
+      scoped.loadDefaults(new Map((await result.json()) as [string, string][]));
     }
     const e = entry;
     e.users++;
