@@ -7,6 +7,7 @@ import { cohortsProjection } from './cohorts/cohortsProjection.ts';
 import { dashboardsProjection } from './dashboards/dashboardsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
 import { deletedEventsLookup } from './eventDeletions/eventDeletionsReader.ts';
+import { eventsFromLogChunk } from './events/eventsFromLog.ts';
 import {
   eventsProjection,
   skippingDeletedEvents,
@@ -39,10 +40,13 @@ export const chProjections: readonly ChProjection[] = [eventsProjection];
 export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] => [
   ...chProjections.map((p) =>
     p === eventsProjection
-      ? skippingDeletedEvents(
-          withGroupIndexes(eventsProjection, groupTypesLookup(pool)),
-          deletedEventsLookup(pool),
-        )
+      ? {
+          ...skippingDeletedEvents(
+            withGroupIndexes(eventsProjection, groupTypesLookup(pool)),
+            deletedEventsLookup(pool),
+          ),
+          fromLogChunk: eventsFromLogChunk(groupTypesLookup(pool), deletedEventsLookup(pool)),
+        }
       : p,
   ),
   personDistinctIdProjection(personMappingLookup(pool)),

@@ -278,6 +278,8 @@ export async function createService(
             ch: clickhouse,
             projections: chModels,
             runners,
+            // embedded chDB runs here, beside this process's Postgres connections: it reads the log itself
+            ...(config.clickhouseUrl ? {} : { log: stores.logInClickHouse }),
             onProgress,
           });
         },

@@ -2,12 +2,15 @@ import type { EventCaptured } from '../../commands/capture/model/eventCaptured.t
 import type { PersonDeleted, PersonSplit } from '../../commands/persons/model/personEvents.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import {
+  type ChBulk,
   chProjection,
   type DedupToken,
   dedupSettings,
 } from '../../src/processing/clickhouseProjection.ts';
+import { chunkPositions } from '../../src/processing/logInClickHouse.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import type { PersonMappingLookup } from '../persons/personMappingLookup.ts';
+import { CAPTURED_DATA_PARTS, PERSONLESS, propsReadable } from '../shared/capturedDataSql.ts';
 
 type MappingEvent = EventCaptured | PersonSplit | PersonDeleted;
 
@@ -23,25 +26,46 @@ function touched(e: MappingEvent): string[] {
   return ids;
 }
 
+/** Adds a project's distinct ids to `wanted`; returns how many were new. */
+function add(wanted: Map<number, Set<string>>, projectId: number, ids: readonly string[]): number {
+  if (ids.length === 0) return 0;
+  const set = wanted.get(projectId) ?? new Set<string>();
+  wanted.set(projectId, set);
+  let added = 0;
+  for (const id of ids)
+    if (!set.has(id)) {
+      set.add(id);
+      added++;
+    }
+  return added;
+}
+
 /** Adds the distinct ids the events touch to `wanted`; returns how many were new. */
 function collect(
   events: readonly RecordedEvent<MappingEvent>[],
   wanted: Map<number, Set<string>>,
 ): number {
   let added = 0;
-  for (const e of events) {
-    const ids = touched(e);
-    if (ids.length === 0) continue;
-    const set = wanted.get(e.data.projectId) ?? new Set<string>();
-    wanted.set(e.data.projectId, set);
-    for (const id of ids)
-      if (!set.has(id)) {
-        set.add(id);
-        added++;
-      }
-  }
+  for (const e of events) added += add(wanted, e.data.projectId, touched(e));
   return added;
 }
+
+/**
+ * `touched` of the chunk's captured events in SQL (a replay that ClickHouse reads the log for),
+ * in one pass: (project, distinct id, 0) once each, and (0, '', position) for each row left to
+ * `collect` (other event types, rows SQL cannot read exactly).
+ */
+const touchedInChunk = (table: string) => `
+  SELECT DISTINCT project, id, pos FROM (
+    WITH ${CAPTURED_DATA_PARTS},
+      type = 'EventCaptured' AND cut_ok
+        AND ${propsReadable(['$anon_distinct_id', 'alias', '$process_person_profile'])} AS row_ok,
+      arrayMap(k -> if(position(props, concat('"', k, '":')) > 0 AND JSONType(props, k) = 'String',
+        JSONExtractString(props, k), ''), ['$anon_distinct_id', 'alias']) AS _merged
+    SELECT if(row_ok, h.projectId, 0) AS project, if(row_ok, 0, position) AS pos,
+      if(row_ok, arrayConcat([h.distinctId], arrayFilter(x -> x != '', _merged)), ['']) AS ids
+    FROM ${table} WHERE NOT row_ok OR NOT ${PERSONLESS}
+  ) ARRAY JOIN ids AS id`;
 
 /** distinct ids per lookup and insert when a rebuild writes the gathered ones */
 const BULK_IDS = 20_000;
@@ -70,6 +94,8 @@ export const personDistinctIdReadModel = { name: 'person_distinct_id', ddl } as 
  * writes them with the batch's last position. A rebuild reads the same final state.
  */
 export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
+  /** each bulk's way to take ids gathered in SQL (`fromLogChunk`) */
+  const gathered = new WeakMap<ChBulk<MappingEvent>, (projectId: number, ids: string[]) => void>();
   /** Writes the current owner of every wanted distinct id (and of their persons' other ids). */
   const write = async (
     ch: ClickHouse,
@@ -114,7 +140,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     bulk() {
       let wanted = new Map<number, Set<string>>();
       let size = 0;
-      return {
+      const bulk: ChBulk<MappingEvent> = {
         add(events) {
           size += collect(events, wanted);
         },
@@ -136,6 +162,35 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
           }
         },
       };
+      gathered.set(bulk, (projectId, ids) => {
+        size += add(wanted, projectId, ids);
+      });
+      return bulk;
+    },
+    async fromLogChunk(ch, chunk, bulk) {
+      const gather = bulk && gathered.get(bulk);
+      if (!gather) return chunkPositions(ch, `SELECT position FROM ${chunk.table}`);
+      const result = await ch.client.query({
+        query: touchedInChunk(chunk.table),
+        format: 'JSONCompactEachRow',
+      });
+      const byProject = new Map<number, string[]>();
+      const left: bigint[] = [];
+      for (const [projectId, id, position] of (await result.json()) as [
+        number | string,
+        string,
+        number | string,
+      ][]) {
+        if (Number(position) > 0) {
+          left.push(BigInt(position));
+          continue;
+        }
+        const list = byProject.get(Number(projectId)) ?? [];
+        list.push(id);
+        byProject.set(Number(projectId), list);
+      }
+      for (const [projectId, ids] of byProject) gather(projectId, ids);
+      return left;
     },
   });
 };

@@ -1,5 +1,6 @@
 import type { Event, RecordedEvent } from '../core/event.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
+import type { LogChunk } from './logInClickHouse.ts';
 import type { EventFilter, PgProjection } from './projection.ts';
 
 /**
@@ -27,6 +28,17 @@ export type ChProjection<E extends Event = Event> = Readonly<{
    * in memory and written in a few large inserts instead of one per block.
    */
   bulk?: () => ChBulk<E>;
+  /**
+   * For a replay that ClickHouse reads the log for (`LogInClickHouse`): builds the read model's
+   * rows from a chunk of the log in SQL, into `ch` (or into `bulk`, when the replay has one), and
+   * returns the positions of the chunk's events it could not reproduce exactly as `insert` would;
+   * the replay passes those through `insert` (or `bulk.add`).
+   */
+  fromLogChunk?: (
+    ch: ClickHouse,
+    chunk: LogChunk,
+    bulk: ChBulk<E> | undefined,
+  ) => Promise<readonly bigint[]>;
 }>;
 
 export type ChBulk<E extends Event = Event> = {

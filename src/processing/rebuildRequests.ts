@@ -22,7 +22,12 @@ CREATE TABLE IF NOT EXISTS rebuild_requests (
   error        text
 );`;
 
-export type RebuiltModel = { name: string; position: string };
+export type RebuiltModel = {
+  name: string;
+  position: string;
+  /** events whose rows ClickHouse built from the log in SQL, and those Node replayed */
+  replayed?: { inClickHouse: number; inNode: number };
+};
 
 export type RebuildWaitOptions = Readonly<{
   onProgress?: (p: RebuildProgress) => void;

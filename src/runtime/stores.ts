@@ -6,6 +6,7 @@ import { createEsdbEventStore } from '../eventStore/esdbEventStore.ts';
 import { migrateEventLog } from '../eventStore/eventLogMigrations.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createPostgresEventStore } from '../eventStore/postgresEventStore.ts';
+import { type LogInClickHouse, postgresLogInClickHouse } from '../processing/logInClickHouse.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
 import { outdatedProjections } from '../processing/readModelVersions.ts';
 import { rebuildRequestsSchema } from '../processing/rebuildRequests.ts';
@@ -16,6 +17,8 @@ export type Stores = Readonly<{
   store: EventStore;
   /** which event log is in use, for logs and /_readyz */
   eventLog: 'postgres' | 'eventstoredb';
+  /** the log as a ClickHouse on this machine reads it (a Postgres log reached by TCP) */
+  logInClickHouse: LogInClickHouse | undefined;
   /** projections whose read model another version of them built: to rebuild before they run */
   outdated: ReadonlySet<string>;
   /** the embedded Postgres belongs to a server running on the same DATA_DIR (so does its chDB) */
@@ -30,11 +33,8 @@ export async function openStores(
 ): Promise<Stores> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
   // Runners, the LISTEN connection, the ClickHouse lock and two group commits hold connections at once.
-  const pool = createPool(
-    config.databaseUrl ?? embedded!.connectionString,
-    20,
-    config.postgresTimeouts,
-  );
+  const connectionString = config.databaseUrl ?? embedded!.connectionString;
+  const pool = createPool(connectionString, 20, config.postgresTimeouts);
   let outdated = new Set<string>();
   try {
     if (!config.eventstoreUrl) await migrateEventLog(pool);
@@ -60,6 +60,7 @@ export async function openStores(
     pool,
     store,
     eventLog: config.eventstoreUrl ? 'eventstoredb' : 'postgres',
+    logInClickHouse: config.eventstoreUrl ? undefined : postgresLogInClickHouse(connectionString),
     outdated,
     sharedWithRunningServer: embedded !== undefined && !embedded.owned,
     async close() {

@@ -1,0 +1,67 @@
+import type { ClickHouse } from '../runtime/clickhouse.ts';
+
+/** A ClickHouse string literal. */
+export const chString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/**
+ * The Postgres event log as ClickHouse reads it itself, through the `postgresql` table function:
+ * a rebuild copies the log there in chunks and the read models build their rows in SQL, so Node
+ * neither decodes the log nor encodes rows (issue #11). Only for embedded chDB, which runs on the
+ * machine that reaches Postgres with the server's own URL.
+ */
+export type LogInClickHouse = Readonly<{ table: string }>;
+
+/** The log of a Postgres event store at `connectionString`; undefined when ClickHouse cannot reach it by TCP. */
+export function postgresLogInClickHouse(connectionString: string): LogInClickHouse | undefined {
+  let url: URL;
+  try {
+    url = new URL(connectionString);
+  } catch {
+    return undefined;
+  }
+  // a Unix socket (`?host=/run/postgresql`) is not something the table function can open
+  if (!url.hostname || url.searchParams.has('host')) return undefined;
+  const address = `${url.hostname}:${url.port || '5432'}`;
+  const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
+  const user = decodeURIComponent(url.username) || 'postgres';
+  const password = decodeURIComponent(url.password);
+  return {
+    table: `postgresql(${[address, database, 'event_log', user, password].map(chString).join(', ')})`,
+  };
+}
+
+/** Positions `after` < p ≤ `upTo` of the log, copied into a ClickHouse table: `position`, `type`, `data`. */
+export type LogChunk = Readonly<{ table: string; after: bigint; upTo: bigint }>;
+
+/**
+ * Copies a range of the log (the given event types) into a Memory table in `database`, hands it to
+ * `use`, and drops it. One read of Postgres serves every read model replayed from the chunk.
+ */
+export async function withLogChunk<T>(
+  ch: ClickHouse,
+  log: LogInClickHouse,
+  database: string,
+  range: Readonly<{ after: bigint; upTo: bigint; eventTypes: readonly string[] }>,
+  use: (chunk: LogChunk) => Promise<T>,
+): Promise<T> {
+  const table = `${database}.log_chunk`;
+  await ch.client.command({ query: `DROP TABLE IF EXISTS ${table}` });
+  await ch.client.command({
+    query: `CREATE TABLE ${table} ENGINE = Memory AS
+      SELECT position, type, data FROM ${log.table}
+       WHERE position > ${range.after} AND position <= ${range.upTo}
+         AND type IN (${range.eventTypes.map(chString).join(', ')})`,
+  });
+  try {
+    return await use({ table, after: range.after, upTo: range.upTo });
+  } finally {
+    await ch.client.command({ query: `DROP TABLE IF EXISTS ${table}` });
+  }
+}
+
+/** The positions a query over a chunk selects (as `position`), for the events Node must replay. */
+export async function chunkPositions(ch: ClickHouse, query: string): Promise<bigint[]> {
+  const result = await ch.client.query({ query, format: 'JSONCompactEachRow' });
+  const rows = (await result.json()) as [string | number][];
+  return rows.map(([p]) => BigInt(p));
+}
