@@ -36,9 +36,17 @@ export type BulkFold<E extends Event = Event> = Readonly<{
   apply(events: readonly RecordedEvent<E>[]): void;
   /** entries held (persons, mappings, …): what bounds the fold's memory */
   size(): number;
-  /** writes everything folded so far into the (empty) tables, inside the caller's transaction */
-  save(tx: pg.PoolClient): Promise<void>;
+  /**
+   * writes everything folded so far into the (empty) tables: inside the caller's transaction, or,
+   * given `concurrently`, as writes of separate tables run at once on connections of their own
+   */
+  save(tx: pg.PoolClient, concurrently?: Concurrently): Promise<void>;
 }>;
+
+/** Runs writes at once, each on a connection of its own that sees the same tables as the caller's. */
+export type Concurrently = (
+  writes: readonly ((client: pg.PoolClient) => Promise<unknown>)[],
+) => Promise<void>;
 
 /** Declares a Postgres projection; `E` types `filter.eventTypes` and the events `handle` gets. */
 export const pgProjection = <E extends Event>(projection: PgProjection<E>): PgProjection<E> =>
