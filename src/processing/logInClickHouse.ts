@@ -30,6 +30,19 @@ export function postgresLogInClickHouse(connectionString: string): LogInClickHou
   };
 }
 
+/**
+ * Whether ClickHouse can read the log (a Postgres that asks for TLS, or that it cannot reach, it
+ * cannot): if not, the caller replays through Node instead.
+ */
+export async function reachesLog(ch: ClickHouse, log: LogInClickHouse): Promise<boolean> {
+  try {
+    await ch.client.command({ query: `SELECT position FROM ${log.table} WHERE position = 0` });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Positions `after` < p ≤ `upTo` of the log, copied into a ClickHouse table: `position`, `type`, `data`. */
 export type LogChunk = Readonly<{ table: string; after: bigint; upTo: bigint }>;
 

@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../core/event.ts';
 import type { AllFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
-import { type LogInClickHouse, withLogChunk } from './logInClickHouse.ts';
+import { type LogInClickHouse, reachesLog, withLogChunk } from './logInClickHouse.ts';
 import type { EventFilter } from './projection.ts';
 import type { ProjectionRunner } from './projectionRunner.ts';
 import type { RebuildProgress } from './rebuildProjection.ts';
@@ -163,7 +163,10 @@ export async function rebuildClickHouseModelsBeside(deps: {
       for (const { shadow, bulk } of models) await bulk?.write(shadow, head);
     };
     const inClickHouse =
-      deps.log && models.every((m) => m.projection.fromLogChunk) && !filter.streamPrefixes
+      deps.log &&
+      models.every((m) => m.projection.fromLogChunk) &&
+      !filter.streamPrefixes &&
+      (await reachesLog(ch, deps.log))
         ? filter.eventTypes
         : undefined;
     if (deps.log && inClickHouse) await replayInClickHouse(deps.log, inClickHouse);

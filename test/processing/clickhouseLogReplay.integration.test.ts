@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureStream } from '../../commands/capture/model/eventCaptured.ts';
 import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
+import { chProjectionsFor } from '../../projections/registry.ts';
+import { postgresLogInClickHouse } from '../../src/processing/logInClickHouse.ts';
+import { rebuildClickHouseModelsBeside } from '../../src/processing/rebuildClickHouseBeside.ts';
 import { rebuildThroughServer } from '../../src/processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../../src/runtime/clickhouse.ts';
 import { capture } from '../support/capture.ts';
@@ -140,5 +143,26 @@ describe('rebuilding the ClickHouse read models with chDB reading the log', () =
     });
     expect(replayed['clickhouse:person_distinct_id']!.inNode).toBeGreaterThanOrEqual(2);
     expect(replayed['clickhouse:person_distinct_id']!.inClickHouse).toBeGreaterThan(10);
+  });
+
+  it('replays through Node when ClickHouse cannot reach the log', async () => {
+    await capture(t, [
+      { event: 'unreachable', properties: { distinct_id: 'u-1', $groups: { company: 'x' } } },
+    ]);
+    await caughtUp();
+    const live = await snapshot();
+    const started = Date.now();
+    const rebuilt = await rebuildClickHouseModelsBeside({
+      store: t.service.ctx.store,
+      pool: t.service.ctx.pool,
+      ch,
+      projections: chProjectionsFor(t.service.ctx.pool),
+      runners: t.service.runners,
+      // nothing listens on port 1
+      log: postgresLogInClickHouse('postgresql://user:secret@127.0.0.1:1/hogstream')!,
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(rebuilt.map((r) => r.replayed)).toEqual([undefined, undefined]);
+    expect(await snapshot()).toEqual(live);
   });
 });
