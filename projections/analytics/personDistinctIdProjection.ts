@@ -95,16 +95,24 @@ export const personDistinctIdReadModel = { name: 'person_distinct_id', ddl } as 
  */
 export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
   /** each bulk's way to take ids gathered in SQL (`fromLogChunk`) */
-  const gathered = new WeakMap<ChBulk<MappingEvent>, (projectId: number, ids: string[]) => void>();
-  /** Writes the current owner of every wanted distinct id (and of their persons' other ids). */
+  const gathered = new WeakMap<
+    ChBulk<MappingEvent>,
+    (projectId: number, ids: string[], through: bigint) => void
+  >();
+  /**
+   * Writes the current owner of every wanted distinct id (and of their persons' other ids) as of
+   * `upTo`, once the persons read model has applied `touchedBy`, the last event that touched them
+   * (its checkpoint stays at the last event it folds, which the log's head may be past).
+   */
   const write = async (
     ch: ClickHouse,
     wanted: ReadonlyMap<number, ReadonlySet<string>>,
     upTo: bigint,
+    touchedBy: bigint,
     dedupToken: DedupToken,
   ) => {
     const version = upTo.toString();
-    const owners = await lookup(wanted, upTo);
+    const owners = await lookup(wanted, touchedBy);
     const values = [...owners].flatMap(([projectId, list]) =>
       list.map((o) => ({
         team_id: projectId,
@@ -132,7 +140,8 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       const wanted = new Map<number, Set<string>>();
       collect(events, wanted);
       if (wanted.size === 0) return;
-      await write(ch, wanted, events[events.length - 1]!.position, dedupToken);
+      const last = events[events.length - 1]!.position;
+      await write(ch, wanted, last, last, dedupToken);
     },
     // Every write reads the persons' current state, so a replay only needs each distinct id once:
     // gathered over the whole log and written at the end, in lookups of BULK_IDS ids (issue #11:
@@ -140,9 +149,12 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     bulk() {
       let wanted = new Map<number, Set<string>>();
       let size = 0;
+      let touchedBy = -1n;
       const bulk: ChBulk<MappingEvent> = {
         add(events) {
           size += collect(events, wanted);
+          const last = events[events.length - 1]?.position ?? -1n;
+          if (last > touchedBy) touchedBy = last;
         },
         size: () => size,
         async write(ch, upTo) {
@@ -157,13 +169,15 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
                 ch,
                 new Map([[projectId, new Set(list.slice(from, from + BULK_IDS))]]),
                 upTo,
+                touchedBy < upTo ? touchedBy : upTo,
                 null,
               );
           }
         },
       };
-      gathered.set(bulk, (projectId, ids) => {
+      gathered.set(bulk, (projectId, ids, through) => {
         size += add(wanted, projectId, ids);
+        if (through > touchedBy) touchedBy = through;
       });
       return bulk;
     },
@@ -176,6 +190,10 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       });
       const byProject = new Map<number, string[]>();
       const left: bigint[] = [];
+      const last = await chunkPositions(
+        ch,
+        `SELECT max(position) FROM ${chunk.table} WHERE type = 'EventCaptured'`,
+      );
       for (const [projectId, id, position] of (await result.json()) as [
         number | string,
         string,
@@ -189,7 +207,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
         list.push(id);
         byProject.set(Number(projectId), list);
       }
-      for (const [projectId, ids] of byProject) gather(projectId, ids);
+      for (const [projectId, ids] of byProject) gather(projectId, ids, last[0] ?? -1n);
       return left;
     },
   });

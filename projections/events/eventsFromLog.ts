@@ -7,6 +7,26 @@ import type { DeletedEventsLookup, GroupTypesLookup } from './eventsProjection.t
 
 const GROUP_SLOTS = [0, 1, 2, 3, 4] as const;
 
+/** how long a chunk waits for the persons read model to reach it (retried every second) */
+const PERSONS_WAIT_MS = 15 * 60_000;
+
+/**
+ * The group indexes come from the persons read model once it has passed the chunk; a replay with
+ * no server running may have it rebuilt beside, swapped in only at its end (`rebuild all` after a
+ * `log import`): the chunk waits, as the Node runner retries its batch.
+ */
+async function patiently<T>(lookup: () => Promise<T>): Promise<T> {
+  const until = Date.now() + PERSONS_WAIT_MS;
+  for (;;) {
+    try {
+      return await lookup();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
 /**
  * A `$groups` value written into properties as it is: a string of printable ASCII without `"`
  * and `\`, which ClickHouse and JSON.stringify print alike. Anything else goes to Node.
@@ -40,14 +60,17 @@ export const eventsFromLogChunk =
         AND parseDateTime64BestEffortOrNull(t.receivedAt, 6, 'UTC') IS NOT NULL AS row_ok`;
     // The projects of the chunk's rows, for their group types: the first `"projectId":` of a row
     // that passes `row_ok` is its own (the scalars before `properties` hold no `,"`), so this cheap
-    // scan finds every project the insert needs (others found are only unused entries).
+    // scan finds every project the insert needs (others found are only unused entries). The
+    // persons read model must have passed the chunk's last captured event (not the chunk's end:
+    // its checkpoint stays at the last event it folds).
     const found = await ch.client.query({
-      query: `SELECT DISTINCT toInt64OrZero(extract(data, '"projectId":([0-9]+)')) FROM ${chunk.table}
-        WHERE type = 'EventCaptured'`,
+      query: `SELECT groupUniqArray(toInt64OrZero(extract(data, '"projectId":([0-9]+)'))), max(position)
+        FROM ${chunk.table} WHERE type = 'EventCaptured'`,
       format: 'JSONCompactEachRow',
     });
-    const projects = ((await found.json()) as [string | number][]).map(([p]) => Number(p));
-    const indexes = await groupTypes(projects, chunk.upTo);
+    const [[projects, last]] = (await found.json()) as [[(string | number)[], string | number]];
+    if (projects.length === 0) return [];
+    const indexes = await patiently(() => groupTypes(projects.map(Number), BigInt(last)));
     const typeKeys = [...indexes].flatMap(([project, types]) =>
       [...types].map(([type, i]) => [chString(`${project}:${type}`), i + 1] as const),
     );

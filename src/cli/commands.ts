@@ -14,7 +14,10 @@ import { type AppContext, createAwaitProjection } from '../appContext.ts';
 import { BOOTSTRAP_EMAIL } from '../bootstrap.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { isKnownScope, SCOPE_OBJECTS } from '../core/principal.ts';
+import { createClickHouseProjectionRunner } from '../processing/clickhouseProjectionRunner.ts';
+import type { LogInClickHouse } from '../processing/logInClickHouse.ts';
 import { createProjectionRunner } from '../processing/projectionRunner.ts';
+import { rebuildClickHouseModelsBeside } from '../processing/rebuildClickHouseBeside.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { type RebuildProgress, rebuildProjection } from '../processing/rebuildProjection.ts';
 import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
@@ -31,6 +34,8 @@ async function run(
   o: Options,
   config: Config,
   serverRunning: boolean,
+  /** the log as embedded chDB reads it, for `rebuild events` with no server running */
+  log: LogInClickHouse | undefined,
 ): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
@@ -137,7 +142,7 @@ async function run(
     };
     const clickhouse = async (): Promise<Rebuilt[]> =>
       clickhouseToo
-        ? rebuildClickHouse(ctx, config, targets.has('events'), serverRunning, onProgress)
+        ? rebuildClickHouse(ctx, config, targets.has('events'), serverRunning, log, onProgress)
         : [];
     let rebuilt: Rebuilt[];
     try {
@@ -209,6 +214,7 @@ async function rebuildClickHouse(
   config: Config,
   required: boolean,
   serverRunning: boolean,
+  log: LogInClickHouse | undefined,
   onProgress: (p: RebuildProgress) => void,
 ) {
   let clickhouse: ClickHouse | undefined;
@@ -222,10 +228,33 @@ async function rebuildClickHouse(
       config.chdbPath,
       config.clickhouseDatabase,
     );
-    // The read models are independent: replayed side by side, one's log reads and inserts overlap
-    // the other's (issue #11: 200,000 events in 38 s one after the other).
     const ch = clickhouse;
     const projections = chProjectionsFor(ctx.pool);
+    // Embedded chDB, no server: the same replay as a server's, chDB reading the log itself; its
+    // runners here only take part in the swap (started at the end, stopped before the CLI exits).
+    if (!config.clickhouseUrl && log) {
+      const runners = new Map(
+        projections.map((p) => [
+          `clickhouse:${p.name}`,
+          createClickHouseProjectionRunner(ctx.store, ctx.pool, ch, p),
+        ]),
+      );
+      try {
+        return await rebuildClickHouseModelsBeside({
+          store: ctx.store,
+          pool: ctx.pool,
+          ch,
+          projections,
+          runners,
+          log,
+          onProgress,
+        });
+      } finally {
+        for (const r of runners.values()) await r.stop();
+      }
+    }
+    // The read models are independent: replayed side by side, one's log reads and inserts overlap
+    // the other's (issue #11: 200,000 events in 38 s one after the other).
     const positions = new Map<string, bigint>();
     const name = projections.map((p) => `clickhouse:${p.name}`).join(' + ');
     const results = await Promise.all(
@@ -281,7 +310,14 @@ export async function runCommand(positionals: string[], values: Options): Promis
     awaitProjection: createAwaitProjection(runners, 30_000),
   };
   try {
-    const result = await run(ctx, positionals, values, config, stores.sharedWithRunningServer);
+    const result = await run(
+      ctx,
+      positionals,
+      values,
+      config,
+      stores.sharedWithRunningServer,
+      stores.logInClickHouse,
+    );
     console.log(values.json ? JSON.stringify(result.json) : result.text);
   } finally {
     for (const r of runners.values()) await r.stop();

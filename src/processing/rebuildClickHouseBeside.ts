@@ -176,6 +176,9 @@ export async function rebuildClickHouseModelsBeside(deps: {
       head = await store.headPosition();
       await replay(head);
       for (const { projection, shadow } of models) {
+        // a data dir no runner has started on yet (a `log import`, then `rebuild`) has no live tables
+        for (const statement of projection.ddl(ch.database))
+          await ch.client.command({ query: statement });
         for (const table of projection.tables)
           await ch.client.command({
             query: `EXCHANGE TABLES ${ch.database}.${table} AND ${shadow.database}.${table}`,
