@@ -9,7 +9,11 @@ export const chString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g
  * neither decodes the log nor encodes rows (issue #11). Only for embedded chDB, which runs on the
  * machine that reaches Postgres with the server's own URL.
  */
-export type LogInClickHouse = Readonly<{ table: string }>;
+export type LogInClickHouse = Readonly<{
+  table: string;
+  /** a message without the password the table function carries (ClickHouse may quote the statement) */
+  redact: (message: string) => string;
+}>;
 
 /** The log of a Postgres event store at `connectionString`; undefined when ClickHouse cannot reach it by TCP. */
 export function postgresLogInClickHouse(connectionString: string): LogInClickHouse | undefined {
@@ -27,6 +31,7 @@ export function postgresLogInClickHouse(connectionString: string): LogInClickHou
   const password = decodeURIComponent(url.password);
   return {
     table: `postgresql(${[address, database, 'event_log', user, password].map(chString).join(', ')})`,
+    redact: (message) => (password ? message.replaceAll(chString(password), "'***'") : message),
   };
 }
 
@@ -59,12 +64,16 @@ export async function withLogChunk<T>(
 ): Promise<T> {
   const table = `${database}.log_chunk`;
   await ch.client.command({ query: `DROP TABLE IF EXISTS ${table}` });
-  await ch.client.command({
-    query: `CREATE TABLE ${table} ENGINE = Memory AS
-      SELECT position, type, data FROM ${log.table}
-       WHERE position > ${range.after} AND position <= ${range.upTo}
-         AND type IN (${range.eventTypes.map(chString).join(', ')})`,
-  });
+  await ch.client
+    .command({
+      query: `CREATE TABLE ${table} ENGINE = Memory AS
+        SELECT position, type, data FROM ${log.table}
+         WHERE position > ${range.after} AND position <= ${range.upTo}
+           AND type IN (${range.eventTypes.map(chString).join(', ')})`,
+    })
+    .catch((error: unknown) => {
+      throw new Error(log.redact(error instanceof Error ? error.message : String(error)));
+    });
   try {
     return await use({ table, after: range.after, upTo: range.upTo });
   } finally {

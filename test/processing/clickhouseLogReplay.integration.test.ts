@@ -162,6 +162,10 @@ describe('rebuilding the ClickHouse read models with chDB reading the log', () =
       log: postgresLogInClickHouse('postgresql://user:secret@127.0.0.1:1/hogstream')!,
     });
     expect(Date.now() - started).toBeLessThan(30_000);
+    // the table function carries the password: a message quoting the statement must not
+    const log = postgresLogInClickHouse('postgresql://user:s%27cret@127.0.0.1:1/hogstream')!;
+    expect(log.table).toContain("'s\\'cret'");
+    expect(log.redact(`Code: 62. Syntax error in SELECT * FROM ${log.table}`)).not.toMatch(/cret/);
     expect(rebuilt.map((r) => r.replayed)).toEqual([undefined, undefined]);
     expect(await snapshot()).toEqual(live);
   });
