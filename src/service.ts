@@ -278,8 +278,7 @@ export async function createService(
             ch: clickhouse,
             projections: chModels,
             runners,
-            // embedded chDB runs here, beside this process's Postgres connections: it reads the log itself
-            ...(config.clickhouseUrl ? {} : { log: stores.logInClickHouse }),
+            log: stores.logInClickHouse,
             onProgress,
           });
         },

@@ -190,10 +190,6 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       });
       const byProject = new Map<number, string[]>();
       const left: bigint[] = [];
-      const last = await chunkPositions(
-        ch,
-        `SELECT max(position) FROM ${chunk.table} WHERE type = 'EventCaptured'`,
-      );
       for (const [projectId, id, position] of (await result.json()) as [
         number | string,
         string,
@@ -207,7 +203,8 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
         list.push(id);
         byProject.set(Number(projectId), list);
       }
-      for (const [projectId, ids] of byProject) gather(projectId, ids, last[0] ?? -1n);
+      const last = chunk.types.get('EventCaptured')?.last ?? -1n;
+      for (const [projectId, ids] of byProject) gather(projectId, ids, last);
       return left;
     },
   });

@@ -63,14 +63,15 @@ export const eventsFromLogChunk =
     // scan finds every project the insert needs (others found are only unused entries). The
     // persons read model must have passed the chunk's last captured event (not the chunk's end:
     // its checkpoint stays at the last event it folds).
+    const last = chunk.types.get('EventCaptured')?.last;
+    if (last === undefined) return [];
     const found = await ch.client.query({
-      query: `SELECT groupUniqArray(toInt64OrZero(extract(data, '"projectId":([0-9]+)'))), max(position)
+      query: `SELECT DISTINCT toInt64OrZero(extract(data, '"projectId":([0-9]+)'))
         FROM ${chunk.table} WHERE type = 'EventCaptured'`,
       format: 'JSONCompactEachRow',
     });
-    const [[projects, last]] = (await found.json()) as [[(string | number)[], string | number]];
-    if (projects.length === 0) return [];
-    const indexes = await patiently(() => groupTypes(projects.map(Number), BigInt(last)));
+    const projects = ((await found.json()) as [string | number][]).map(([p]) => Number(p));
+    const indexes = await patiently(() => groupTypes(projects, last));
     const typeKeys = [...indexes].flatMap(([project, types]) =>
       [...types].map(([type, i]) => [chString(`${project}:${type}`), i + 1] as const),
     );

@@ -232,7 +232,7 @@ async function rebuildClickHouse(
     const projections = chProjectionsFor(ctx.pool);
     // Embedded chDB, no server: the same replay as a server's, chDB reading the log itself; its
     // runners here only take part in the swap (started at the end, stopped before the CLI exits).
-    if (!config.clickhouseUrl && log) {
+    if (ch.embedded && log) {
       const runners = new Map(
         projections.map((p) => [
           `clickhouse:${p.name}`,

@@ -48,8 +48,16 @@ export async function reachesLog(ch: ClickHouse, log: LogInClickHouse): Promise<
   }
 }
 
-/** Positions `after` < p ≤ `upTo` of the log, copied into a ClickHouse table: `position`, `type`, `data`. */
-export type LogChunk = Readonly<{ table: string; after: bigint; upTo: bigint }>;
+/**
+ * Positions `after` < p ≤ `upTo` of the log, copied into a ClickHouse table: `position`, `type`,
+ * `data`; `types` holds, per event type in it, how many rows it has and the last one's position.
+ */
+export type LogChunk = Readonly<{
+  table: string;
+  after: bigint;
+  upTo: bigint;
+  types: ReadonlyMap<string, Readonly<{ rows: number; last: bigint }>>;
+}>;
 
 /**
  * Copies a range of the log (the given event types) into a Memory table in `database`, hands it to
@@ -78,7 +86,16 @@ export async function withLogChunk<T>(
       throw new Error(log.redact(error instanceof Error ? error.message : String(error)));
     });
   try {
-    return await use({ table, after: range.after, upTo: range.upTo });
+    const summary = await ch.client.query({
+      query: `SELECT type, count(), max(position) FROM ${table} GROUP BY type`,
+      format: 'JSONCompactEachRow',
+    });
+    const types = new Map(
+      ((await summary.json()) as [string, string | number, string | number][]).map(
+        ([type, rows, last]) => [type, { rows: Number(rows), last: BigInt(last) }] as const,
+      ),
+    );
+    return await use({ table, after: range.after, upTo: range.upTo, types });
   } finally {
     await ch.client.command({ query: `DROP TABLE IF EXISTS ${table}` });
   }

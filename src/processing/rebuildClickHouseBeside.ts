@@ -50,7 +50,7 @@ export async function rebuildClickHouseModelsBeside(deps: {
   ch: ClickHouse;
   projections: readonly ChProjection[];
   runners: ReadonlyMap<string, ProjectionRunner>;
-  /** when ClickHouse reads the log itself, the bulk of the replay runs there, in SQL */
+  /** the log as ClickHouse reads it: with embedded chDB the bulk of the replay runs there, in SQL */
   log?: LogInClickHouse;
   onProgress?: (p: RebuildProgress) => void;
 }): Promise<RebuiltModel[]> {
@@ -135,13 +135,12 @@ export async function rebuildClickHouseModelsBeside(deps: {
         const upTo = position + CHUNK < head ? position + CHUNK : head;
         const range = { after: position, upTo, eventTypes };
         await withLogChunk(ch, log, chunkDatabase, range, async (chunk) => {
-          const byType = await rowsByType(ch, chunk.table);
           let events: Promise<RecordedEvent[]> | undefined;
           for (const [i, { projection, shadow, bulk }] of models.entries()) {
             const left = new Set(await projection.fromLogChunk!(shadow, chunk, bulk));
-            const theirs = [...byType]
+            const theirs = [...chunk.types]
               .filter(([type]) => projection.filter.eventTypes?.includes(type) ?? true)
-              .reduce((sum, [, n]) => sum + n, 0);
+              .reduce((sum, [, t]) => sum + t.rows, 0);
             counts[i]!.inNode += left.size;
             counts[i]!.inClickHouse += theirs - left.size;
             if (left.size === 0) continue;
@@ -162,14 +161,18 @@ export async function rebuildClickHouseModelsBeside(deps: {
       }
       for (const { shadow, bulk } of models) await bulk?.write(shadow, head);
     };
-    const inClickHouse =
+    // Only embedded chDB reaches Postgres by the server's own URL (a ClickHouse server may not).
+    const { eventTypes } = filter;
+    const log =
       deps.log &&
-      models.every((m) => m.projection.fromLogChunk) &&
+      ch.embedded &&
+      eventTypes &&
       !filter.streamPrefixes &&
+      models.every((m) => m.projection.fromLogChunk) &&
       (await reachesLog(ch, deps.log))
-        ? filter.eventTypes
+        ? deps.log
         : undefined;
-    if (deps.log && inClickHouse) await replayInClickHouse(deps.log, inClickHouse);
+    if (log && eventTypes) await replayInClickHouse(log, eventTypes);
     else await replay(head);
     for (const m of models) await m.runner.stop();
     try {
@@ -197,20 +200,9 @@ export async function rebuildClickHouseModelsBeside(deps: {
     return models.map((m, i) => ({
       name: `clickhouse:${m.projection.name}`,
       position: head.toString(),
-      ...(deps.log && inClickHouse ? { replayed: counts[i]! } : {}),
+      ...(log ? { replayed: counts[i]! } : {}),
     }));
   } finally {
     await dropShadows();
   }
-}
-
-/** How many rows of each event type a chunk holds: each read model's share is counted from it. */
-async function rowsByType(ch: ClickHouse, table: string): Promise<Map<string, number>> {
-  const result = await ch.client.query({
-    query: `SELECT type, count() FROM ${table} GROUP BY type`,
-    format: 'JSONCompactEachRow',
-  });
-  return new Map(
-    ((await result.json()) as [string, string | number][]).map(([type, n]) => [type, Number(n)]),
-  );
 }

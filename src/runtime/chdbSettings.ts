@@ -17,16 +17,16 @@ export function statementScopedSettings<C extends object>(
 ): { connection: C; loadDefaults: (defaults: ReadonlyMap<string, string>) => void } {
   let defaults: ReadonlyMap<string, string> | undefined;
   /** each setting a statement has set, at its default */
-  const reset = new Map<string, unknown>();
+  const reset: Settings = {};
   const scoped = (settings: Settings | undefined): Settings | undefined => {
     if (!defaults) return settings;
     for (const key of Object.keys(settings ?? {}))
-      if (!reset.has(key) && defaults.has(key)) {
+      if (!Object.hasOwn(reset, key) && defaults.has(key)) {
         const value = defaults.get(key)!;
         // chDB's adapter quotes strings and writes numbers as they are: a number stays a number
-        reset.set(key, /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value);
+        reset[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
       }
-    return { ...Object.fromEntries(reset), ...settings };
+    return { ...reset, ...settings };
   };
   const proxy = new Proxy(connection, {
     get(target, property) {
