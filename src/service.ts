@@ -267,25 +267,18 @@ export async function createService(
       )
     : undefined;
 
-  // Rebuilds the CLI asks for (`rebuild events` beside a running server: chDB is in this process),
-  // with the Postgres read models named beside it (`events persons`: both from one read of the log).
+  // Rebuilds the CLI asks for (`rebuild events` beside a running server: chDB is in this process).
   const stopRebuilds = clickhouse
     ? serveRebuildRequests({
         pool: stores.pool,
-        run: async (target, onProgress) => {
-          const words = target.split(' ');
-          const alongside = pgProjections.filter((p) => words.includes(p.name));
-          if (words[0] !== 'events' || alongside.length !== words.length - 1)
-            throw new Error(
-              `a running server rebuilds "events", and Postgres read models beside it`,
-            );
+        run: (target, onProgress) => {
+          if (target !== 'events') throw new Error(`a running server rebuilds "events" only`);
           return rebuildClickHouseModelsBeside({
             ...stores,
             ch: clickhouse,
             projections: chModels,
             runners,
             log: stores.logInClickHouse,
-            alongside,
             onProgress,
           });
         },

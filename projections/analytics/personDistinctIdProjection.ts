@@ -50,10 +50,6 @@ function collect(
   return added;
 }
 
-const MAPPING_TYPES = ['EventCaptured', 'PersonSplit', 'PersonDeleted'] as const;
-/** a chunk holds the types of every read model replayed from it */
-const OWN_TYPES = `type IN (${MAPPING_TYPES.map((t) => `'${t}'`).join(', ')})`;
-
 /**
  * `touched` of the chunk's captured events in SQL (a replay that ClickHouse reads the log for),
  * in one pass: (project, distinct id, 0) once each, and (0, '', position) for each row left to
@@ -68,7 +64,7 @@ const touchedInChunk = (table: string) => `
         JSONExtractString(props, k), ''), ['$anon_distinct_id', 'alias']) AS _merged
     SELECT if(row_ok, h.projectId, 0) AS project, if(row_ok, 0, position) AS pos,
       if(row_ok, arrayConcat([h.distinctId], arrayFilter(x -> x != '', _merged)), ['']) AS ids
-    FROM ${table} WHERE ${OWN_TYPES} AND (NOT row_ok OR NOT ${PERSONLESS})
+    FROM ${table} WHERE NOT row_ok OR NOT ${PERSONLESS}
   ) ARRAY JOIN ids AS id`;
 
 /** distinct ids per lookup and insert when a rebuild writes the gathered ones */
@@ -136,7 +132,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
   return chProjection<MappingEvent>({
     name: 'person_distinct_id',
     version: 1,
-    filter: { eventTypes: MAPPING_TYPES },
+    filter: { eventTypes: ['EventCaptured', 'PersonSplit', 'PersonDeleted'] },
     ddl,
     drop: (db) => [`DROP TABLE IF EXISTS ${db}.person_distinct_id`],
     tables: ['person_distinct_id'],
@@ -187,8 +183,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     },
     async fromLogChunk(ch, chunk, bulk) {
       const gather = bulk && gathered.get(bulk);
-      if (!gather)
-        return chunkPositions(ch, `SELECT position FROM ${chunk.table} WHERE ${OWN_TYPES}`);
+      if (!gather) return chunkPositions(ch, `SELECT position FROM ${chunk.table}`);
       const result = await ch.client.query({
         query: touchedInChunk(chunk.table),
         format: 'JSONCompactEachRow',

@@ -5,7 +5,6 @@ import type {
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { PositionedEvent } from '../../src/processing/projection.ts';
 import {
   applyPersonUpdate,
   isDistinctIdIllegal,
@@ -412,7 +411,7 @@ function applyPersonEvent(ws: WorkingSet, event: PersonEvent): void {
   }
 }
 
-export function applyToWorkingSet(ws: WorkingSet, event: PositionedEvent): void {
+export function applyToWorkingSet(ws: WorkingSet, event: RecordedEvent): void {
   const firstNew = ws.nextPersonId;
   if (event.type === 'EventCaptured') applyCaptured(ws, event.data as EventCapturedData);
   else applyPersonEvent(ws, event as unknown as PersonEvent);

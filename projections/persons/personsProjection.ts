@@ -14,7 +14,6 @@ import {
   personUuidFor,
   type WorkingSet,
 } from './personsFold.ts';
-import { personsEventsFromLogChunk } from './personsFromLog.ts';
 import { save, writesOf } from './personsSave.ts';
 
 const schema = `
@@ -154,8 +153,6 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
  * Persons and groups from the log: a deterministic fold in log order (captured events and person
  * management events), so a rebuild gives the same integer ids, uuids and properties.
  */
-const FOLDED_TYPES = ['EventCaptured', ...personEventTypes] as const;
-
 export const personsProjection = pgProjection<PersonsFoldEvent>({
   name: 'persons',
   version: 1,
@@ -169,7 +166,7 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
     'person_identities',
     'person_links',
   ],
-  filter: { eventTypes: FOLDED_TYPES },
+  filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
   // Each batch loads the persons it touches: larger batches share more of those loads.
   batchSize: 2000,
   // Under a stream of small captures, waiting briefly turns many tiny batches into a few big ones.
@@ -192,5 +189,4 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
       save: (tx, concurrently) => (concurrently ? concurrently(writesOf(ws)) : save(tx, ws)),
     };
   },
-  fromLogChunk: (ch, chunk) => personsEventsFromLogChunk(ch, chunk, FOLDED_TYPES),
 });

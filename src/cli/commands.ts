@@ -131,17 +131,10 @@ async function run(
       progress.update(p.name, p.position + 1n, p.head + 1n);
     type Rebuilt = { name: string; events?: number; position?: string; skipped?: string };
     // The ClickHouse read models replay beside the Postgres ones: with embedded chDB a running
-    // server does that work, and folds the Postgres read models that can take the log from the
-    // chunks chDB copies of it (persons) — one read and decode of the log for both (issue #11).
-    // Not with no server running: the ClickHouse replay may wait for the persons read model to be
-    // swapped in (`rebuild all` after a `log import`), which a fold it feeds could never do.
-    const toServer =
-      serverRunning && !config.clickhouseUrl && clickhouseToo
-        ? chosen.filter((p) => p.fromLogChunk)
-        : [];
+    // server does that work, so the two rebuilds use both cores (issue #11).
     const postgres = async (): Promise<Rebuilt[]> => {
       const done: Rebuilt[] = [];
-      for (const p of chosen.filter((c) => !toServer.includes(c))) {
+      for (const p of chosen) {
         const r = await rebuildProjection(ctx.store, ctx.pool, p, { onProgress });
         done.push({ name: r.name, events: r.events, position: r.position.toString() });
       }
@@ -149,13 +142,7 @@ async function run(
     };
     const clickhouse = async (): Promise<Rebuilt[]> =>
       clickhouseToo
-        ? rebuildClickHouse(ctx, config, {
-            required: targets.has('events'),
-            serverRunning,
-            log,
-            alongside: toServer.map((p) => p.name),
-            onProgress,
-          })
+        ? rebuildClickHouse(ctx, config, targets.has('events'), serverRunning, log, onProgress)
         : [];
     let rebuilt: Rebuilt[];
     try {
@@ -225,24 +212,17 @@ async function run(
 async function rebuildClickHouse(
   ctx: AppContext,
   config: Config,
-  options: {
-    required: boolean;
-    serverRunning: boolean;
-    log: LogInClickHouse | undefined;
-    /** Postgres read models the running server rebuilds beside (only with one running) */
-    alongside: readonly string[];
-    onProgress: (p: RebuildProgress) => void;
-  },
+  required: boolean,
+  serverRunning: boolean,
+  log: LogInClickHouse | undefined,
+  onProgress: (p: RebuildProgress) => void,
 ) {
-  const { required, serverRunning, log, onProgress } = options;
   let clickhouse: ClickHouse | undefined;
   try {
     // chDB is in-process: a second process must not open the directory a running server uses, so
     // the running server rebuilds it, beside its live tables, and reports progress here.
     if (serverRunning && !config.clickhouseUrl)
-      return await rebuildThroughServer(ctx.pool, ['events', ...options.alongside].join(' '), {
-        onProgress,
-      });
+      return await rebuildThroughServer(ctx.pool, 'events', { onProgress });
     clickhouse = await openClickHouse(
       config.clickhouseUrl,
       config.chdbPath,

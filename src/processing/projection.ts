@@ -1,7 +1,5 @@
 import type pg from 'pg';
 import type { Event, RecordedEvent } from '../core/event.ts';
-import type { ClickHouse } from '../runtime/clickhouse.ts';
-import type { LogChunk } from './logInClickHouse.ts';
 
 /** The events a read model folds: its subscription reads only these types (and stream prefixes). */
 export type EventFilter<E extends Event = Event> = Readonly<{
@@ -32,20 +30,10 @@ export type PgProjection<E extends Event = Event> = Readonly<{
    * the rebuild saves it when it grows past a bound (then goes on with `handle`) or at the end.
    */
   bulkFold?: () => BulkFold<E>;
-  /**
-   * For a rebuild that ClickHouse reads the log for (`LogInClickHouse`, beside the ClickHouse read
-   * models): a chunk's events of the filter's types, in log order, carrying what `bulkFold`
-   * reads — ClickHouse leaves out what it need not hand over, so the log is read and decoded once
-   * for every read model rebuilt from it.
-   */
-  fromLogChunk?: (ch: ClickHouse, chunk: LogChunk) => Promise<PositionedEvent<E>[]>;
 }>;
 
-/** An event and its log position: all a bulk fold reads of a recorded event. */
-export type PositionedEvent<E extends Event = Event> = E & Readonly<{ position: bigint }>;
-
 export type BulkFold<E extends Event = Event> = Readonly<{
-  apply(events: readonly PositionedEvent<E>[]): void;
+  apply(events: readonly RecordedEvent<E>[]): void;
   /** entries held (persons, mappings, …): what bounds the fold's memory */
   size(): number;
   /**

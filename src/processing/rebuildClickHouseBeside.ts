@@ -4,15 +4,9 @@ import type { AllFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
 import { type LogInClickHouse, reachesLog, withLogChunk } from './logInClickHouse.ts';
-import { type PageChannel, pageChannel } from './pageChannel.ts';
-import type { EventFilter, PgProjection } from './projection.ts';
+import type { EventFilter } from './projection.ts';
 import type { ProjectionRunner } from './projectionRunner.ts';
-import {
-  type LogPage,
-  type RebuildProgress,
-  type RebuildResult,
-  rebuildProjection,
-} from './rebuildProjection.ts';
+import type { RebuildProgress } from './rebuildProjection.ts';
 import type { RebuiltModel } from './rebuildRequests.ts';
 
 const PAGE = 50_000;
@@ -31,13 +25,6 @@ const MAX_BULK_ENTRIES = 1_000_000;
 const matches = (filter: EventFilter, e: RecordedEvent) =>
   (!filter.eventTypes || filter.eventTypes.includes(e.type)) &&
   (!filter.streamPrefixes || filter.streamPrefixes.some((p) => e.streamName.startsWith(p)));
-
-/** A Postgres read model that can fold the chunks ClickHouse copies of the log. */
-const foldsChunks = (p: PgProjection) =>
-  p.fromLogChunk !== undefined &&
-  p.bulkFold !== undefined &&
-  p.filter.eventTypes !== undefined &&
-  p.filter.streamPrefixes === undefined;
 
 /** What any of the filters lets through: the log is read once for all the read models. */
 function unionFilter(filters: readonly EventFilter[]): AllFilter {
@@ -65,12 +52,6 @@ export async function rebuildClickHouseModelsBeside(deps: {
   runners: ReadonlyMap<string, ProjectionRunner>;
   /** the log as ClickHouse reads it: with embedded chDB the bulk of the replay runs there, in SQL */
   log?: LogInClickHouse;
-  /**
-   * Postgres read models rebuilt at the same time (`rebuildProjection`): when ClickHouse reads the
-   * log, those with `fromLogChunk` fold the chunks it copies (the log read and decoded once for
-   * all), the others read the log themselves
-   */
-  alongside?: readonly PgProjection[];
   onProgress?: (p: RebuildProgress) => void;
 }): Promise<RebuiltModel[]> {
   const { store, pool, ch } = deps;
@@ -87,7 +68,6 @@ export async function rebuildClickHouseModelsBeside(deps: {
       await ch.client.command({ query: `DROP DATABASE IF EXISTS ${m.shadow.database}` });
   };
   await dropShadows();
-  let postgres: Promise<RebuildResult>[] = [];
   try {
     for (const { projection, shadow } of models) {
       await ch.client.command({ query: `CREATE DATABASE ${shadow.database}` });
@@ -149,23 +129,12 @@ export async function rebuildClickHouseModelsBeside(deps: {
      * through `insert` / `bulk` as in `replay`.
      */
     const counts = models.map(() => ({ inClickHouse: 0, inNode: 0 }));
-    const replayInClickHouse = async (
-      log: LogInClickHouse,
-      eventTypes: readonly string[],
-      feeds: readonly { projection: PgProjection; channel: PageChannel<LogPage> }[],
-    ) => {
+    const replayInClickHouse = async (log: LogInClickHouse, eventTypes: readonly string[]) => {
       const chunkDatabase = models[0]!.shadow.database;
       while (position < head) {
         const upTo = position + CHUNK < head ? position + CHUNK : head;
         const range = { after: position, upTo, eventTypes };
         await withLogChunk(ch, log, chunkDatabase, range, async (chunk) => {
-          // first in chDB's queue: Node parses and folds these while chDB builds the rows below
-          const feeding = Promise.all(
-            feeds.map(async ({ projection, channel }) =>
-              channel.push({ through: upTo, events: await projection.fromLogChunk!(ch, chunk) }),
-            ),
-          );
-          feeding.catch(() => undefined); // awaited below
           let events: Promise<RecordedEvent[]> | undefined;
           for (const [i, { projection, shadow, bulk }] of models.entries()) {
             const left = new Set(await projection.fromLogChunk!(shadow, chunk, bulk));
@@ -186,7 +155,6 @@ export async function rebuildClickHouseModelsBeside(deps: {
           }
           for (const { shadow, bulk } of models)
             if (bulk && bulk.size() > MAX_BULK_ENTRIES) await bulk.write(shadow, upTo);
-          await feeding;
         });
         position = upTo;
         deps.onProgress?.({ name, position, head, events: 0 });
@@ -204,30 +172,8 @@ export async function rebuildClickHouseModelsBeside(deps: {
       (await reachesLog(ch, deps.log))
         ? deps.log
         : undefined;
-    const alongside = deps.alongside ?? [];
-    const fed = log ? alongside.filter(foldsChunks) : [];
-    const feeds = fed.map((projection) => ({ projection, channel: pageChannel<LogPage>(2) }));
-    postgres = alongside.map((projection) => {
-      const feed = feeds.find((f) => f.projection === projection);
-      const source = feed && { head, pages: feed.channel };
-      const rebuilt = rebuildProjection(store, pool, projection, {
-        ...(source ? { source } : {}),
-        ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
-      });
-      // a failed fold stops the chunks it is fed; awaited below, not unhandled meanwhile
-      rebuilt.catch((error: unknown) => feed?.channel.abandon(error));
-      return rebuilt;
-    });
-    try {
-      if (log && eventTypes) {
-        const types = [...new Set([...eventTypes, ...fed.flatMap((p) => p.filter.eventTypes!)])];
-        await replayInClickHouse(log, types, feeds);
-      } else await replay(head);
-      for (const { channel } of feeds) channel.end();
-    } catch (error) {
-      for (const { channel } of feeds) channel.end(error);
-      throw error;
-    }
+    if (log && eventTypes) await replayInClickHouse(log, eventTypes);
+    else await replay(head);
     for (const m of models) await m.runner.stop();
     try {
       head = await store.headPosition();
@@ -251,22 +197,12 @@ export async function rebuildClickHouseModelsBeside(deps: {
     } finally {
       for (const m of models) await m.runner.start();
     }
-    const rebuilt = await Promise.all(postgres);
-    return [
-      ...rebuilt.map((r) => ({
-        name: r.name,
-        events: r.events,
-        position: r.position.toString(),
-      })),
-      ...models.map((m, i) => ({
-        name: `clickhouse:${m.projection.name}`,
-        position: head.toString(),
-        ...(log ? { replayed: counts[i]! } : {}),
-      })),
-    ];
+    return models.map((m, i) => ({
+      name: `clickhouse:${m.projection.name}`,
+      position: head.toString(),
+      ...(log ? { replayed: counts[i]! } : {}),
+    }));
   } finally {
-    // a failure here ends the rebuilds beside before the caller hears of it
-    await Promise.allSettled(postgres);
     await dropShadows();
   }
 }

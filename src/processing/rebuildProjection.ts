@@ -1,4 +1,3 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type pg from 'pg';
 import type { RecordedEvent } from '../core/event.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
@@ -8,7 +7,6 @@ import {
   dropOtherVersions,
   lockCheckpoint,
   type PgProjection,
-  type PositionedEvent,
   storeCheckpoint,
 } from './projection.ts';
 
@@ -18,13 +16,8 @@ const DEFAULT_MAX_FOLD_ENTRIES = 500_000;
 const SAVE_CONNECTIONS = 3;
 /** pages of the log in flight during a replay (≈ 50–100 MB each as objects at 50,000 events) */
 const READ_AHEAD = 2;
-/** events a bulk fold applies between two turns of the event loop (a server answers meanwhile) */
-const APPLY_SLICE = 5_000;
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
-
-/** The log's events of a projection's filter in positions (previous page's `through`, `through`]. */
-export type LogPage = Readonly<{ through: bigint; events: readonly PositionedEvent[] }>;
 
 /** Where a rebuild is: the log position it has applied, the head it is replaying up to, events applied. */
 export type RebuildProgress = Readonly<{
@@ -50,11 +43,6 @@ export async function rebuildProjection(
     onProgress?: (p: RebuildProgress) => void;
     /** stops the replay between pages (the live read model is left as it was) */
     signal?: AbortSignal;
-    /**
-     * the bulk of the replay, up to `head`, from elsewhere than `store` (the pages of a replay
-     * beside: `projection.fromLogChunk`'s); the catch-up still reads `store`
-     */
-    source?: Readonly<{ head: bigint; pages: AsyncIterable<LogPage> }>;
   } = {},
 ): Promise<RebuildResult> {
   // Large pages: a projection loads and saves what a batch touches once per batch, so the replay
@@ -79,7 +67,7 @@ export async function rebuildProjection(
      * for pages read one at a time; the rows are still decoded on this thread, so reading ahead
      * saved 5–10 %, not all of it).
      */
-    async function* pagesUpTo(upTo: bigint): AsyncGenerator<LogPage> {
+    async function* pagesUpTo(upTo: bigint) {
       const span = BigInt(batchSize);
       let from = position;
       const queue: { through: bigint; events: Promise<RecordedEvent[]> }[] = [];
@@ -122,7 +110,7 @@ export async function rebuildProjection(
     };
 
     // Bulk of the replay, up to the head seen now, in short transactions that never block the live projector.
-    let head = options.source?.head ?? (await store.headPosition());
+    let head = await store.headPosition();
     // In memory first, when the projection can: saved once at the end, or when it grows past the
     // bound, after which the replay goes on page by page through `handle`.
     let fold = projection.bulkFold?.();
@@ -153,33 +141,20 @@ export async function rebuildProjection(
       fold = undefined;
       for (const definition of deferred) await client.query(definition);
     };
-    let through = -1n;
-    for await (const page of options.source?.pages ?? pagesUpTo(head)) {
+    for await (const page of pagesUpTo(head)) {
       options.signal?.throwIfAborted();
       if (page.events.length > 0) {
         if (fold) {
-          for (let i = 0; i < page.events.length; i += APPLY_SLICE) {
-            if (i > 0) await yieldToLoop();
-            fold.apply(page.events.slice(i, i + APPLY_SLICE));
-          }
+          fold.apply(page.events);
           if (fold.size() > maxFoldEntries) await saveFold();
         } else {
-          // `handle` takes recorded events: a page from `source` may carry only what a fold reads
-          const events = options.source
-            ? await store.readAll({
-                after: through < 0n ? 'start' : through,
-                before: page.through + 1n,
-                filter: projection.filter,
-              })
-            : (page.events as readonly RecordedEvent[]);
           await client.query('BEGIN');
-          await projection.handle(events, client);
+          await projection.handle(page.events, client);
           await client.query('COMMIT');
         }
         count += page.events.length;
         position = page.events[page.events.length - 1]!.position;
       }
-      through = page.through;
       options.onProgress?.({ name: projection.name, position: page.through, head, events: count });
     }
     await saveFold();

@@ -20,16 +20,11 @@ CREATE TABLE IF NOT EXISTS rebuild_requests (
   head         bigint,
   result       jsonb,
   error        text
-);
--- where each read model of the request is, {"<name>": {"position": "…", "head": "…"}}: a request
--- rebuilds several side by side (name, position and head above were one model's, before)
-ALTER TABLE rebuild_requests ADD COLUMN IF NOT EXISTS progress jsonb;`;
+);`;
 
 export type RebuiltModel = {
   name: string;
   position: string;
-  /** events a Postgres read model folded */
-  events?: number;
   /** events whose rows ClickHouse built from the log in SQL, and those Node replayed */
   replayed?: { inClickHouse: number; inNode: number };
 };
@@ -56,28 +51,30 @@ export async function rebuildThroughServer(
   const id = rows[0]!.id;
   const asked = Date.now();
   let lastMove = Date.now();
-  let lastProgress: string | null = null;
+  let lastPosition: string | null = null;
   for (;;) {
     await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
     const { rows: now } = await pool.query<{
       started_at: Date | null;
       finished_at: Date | null;
-      progress: Record<string, { position: string; head: string }> | null;
+      name: string | null;
+      position: string | null;
+      head: string | null;
       result: RebuiltModel[] | null;
       error: string | null;
     }>('SELECT * FROM rebuild_requests WHERE id = $1', [id]);
     const r = now[0]!;
     if (r.error) throw new Error(r.error);
-    const report = () => {
-      for (const [name, p] of Object.entries(r.progress ?? {}))
-        options.onProgress?.({
-          name,
-          position: BigInt(p.position),
-          head: BigInt(p.head),
-          events: 0,
-        });
-    };
-    const moved = JSON.stringify(r.progress);
+    const report = () =>
+      r.name &&
+      r.position !== null &&
+      r.head !== null &&
+      options.onProgress?.({
+        name: r.name,
+        position: BigInt(r.position),
+        head: BigInt(r.head),
+        events: 0,
+      });
     if (r.finished_at) {
       report();
       return r.result ?? [];
@@ -89,8 +86,8 @@ export async function rebuildThroughServer(
       }
       continue;
     }
-    if (moved !== lastProgress) {
-      lastProgress = moved;
+    if (r.position !== lastPosition) {
+      lastPosition = r.position;
       lastMove = Date.now();
     } else if (Date.now() - lastMove > (options.stallTimeoutMs ?? 120_000))
       throw new Error('the running server stopped reporting progress of the rebuild');
@@ -119,24 +116,31 @@ export function serveRebuildRequests(deps: {
     const request = rows[0];
     if (!request) return;
     let written = 0;
-    const progress: Record<string, { position: string; head: string }> = {};
+    let last: RebuildProgress | undefined;
     const onProgress = (p: RebuildProgress) => {
-      progress[p.name] = { position: p.position.toString(), head: p.head.toString() };
-      // at most a few writes a second, whatever the rebuilds report
+      last = p;
+      // at most a few writes a second, whatever the rebuild reports
       if (Date.now() - written < 250 && p.position < p.head) return;
       written = Date.now();
       void deps.pool
-        .query('UPDATE rebuild_requests SET progress = $2, updated_at = now() WHERE id = $1', [
-          request.id,
-          JSON.stringify(progress),
-        ])
+        .query(
+          'UPDATE rebuild_requests SET name = $2, position = $3, head = $4, updated_at = now() WHERE id = $1',
+          [request.id, p.name, p.position.toString(), p.head.toString()],
+        )
         .catch(() => undefined);
     };
     try {
       const result = await deps.run(request.target, onProgress);
       await deps.pool.query(
-        'UPDATE rebuild_requests SET finished_at = now(), result = $2, progress = $3 WHERE id = $1',
-        [request.id, JSON.stringify(result), JSON.stringify(progress)],
+        `UPDATE rebuild_requests SET finished_at = now(), result = $2, name = $3, position = $4, head = $5
+          WHERE id = $1`,
+        [
+          request.id,
+          JSON.stringify(result),
+          last?.name ?? null,
+          last?.position.toString() ?? null,
+          last?.head.toString() ?? null,
+        ],
       );
     } catch (error) {
       deps.onError?.(error);

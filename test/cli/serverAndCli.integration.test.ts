@@ -134,10 +134,9 @@ describe('npm start and the CLI on one data dir', () => {
       [1, 2, 3].map((n) => ({ event: `e${n}`, properties: { distinct_id: 'cli-user' } })),
     );
 
-    // Everything rebuilds beside the running server, into shadow tables swapped in at the end: the
-    // ClickHouse read models (embedded chDB lives in the server's process) by the server on the
-    // CLI's request, with persons folded from the chunks of the log chDB copies for them; the other
-    // Postgres read models by the CLI.
+    // Everything rebuilds beside the running server: the Postgres read models in shadow tables by
+    // the CLI, the ClickHouse ones (embedded chDB lives in the server's process) by the server on
+    // the CLI's request, into shadow tables swapped in at the end.
     const rebuilt = await cli('rebuild', 'all');
     expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(
       expect.arrayContaining([

@@ -9,7 +9,6 @@ import { rebuildThroughServer } from '../../src/processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../../src/runtime/clickhouse.ts';
 import { capture } from '../support/capture.ts';
 import { personByDistinctId, personsPath } from '../support/personHttp.ts';
-import { expectSameRows, personsSnapshot } from '../support/personsSnapshot.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 /**
@@ -169,63 +168,5 @@ describe('rebuilding the ClickHouse read models with chDB reading the log', () =
     expect(log.redact(`Code: 62. Syntax error in SELECT * FROM ${log.table}`)).not.toMatch(/cret/);
     expect(rebuilt.map((r) => r.replayed)).toEqual([undefined, undefined]);
     expect(await snapshot()).toEqual(live);
-  });
-
-  it('folds persons from the same chunks as the live projection, for every key the fold reads', async () => {
-    const ev = (distinctId: string, properties: Record<string, unknown>, event = 'seen') => ({
-      event,
-      properties: { distinct_id: distinctId, ...properties },
-    });
-    // one key the fold reads per event (the others' properties come without them)
-    await capture(t, [
-      ev('p-1', { $set: { a: 1, b: 'x' }, plain: 'é' }),
-      ev('p-1', { $set_once: { a: 2, first: true } }),
-      ev('p-1', { $unset: ['b'] }),
-      ev('p-1', { $unset: { a: null } }),
-      ev('p-2', { plain: true }, '$pageview'),
-      ev('p-1', { $anon_distinct_id: 'p-2' }, '$identify'),
-      ev('p-1', { alias: 'p-3' }, '$create_alias'),
-      ev('p-4', { $groups: { company: 'acme', brand_new_type: 'n' } }),
-      ev('p-5', { $process_person_profile: false }),
-      ev(
-        '$company_g',
-        { $group_type: 'company', $group_key: 'acme', $group_set: { size: 3 } },
-        '$groupidentify',
-      ),
-      ev('p-6', { note: 'the text "$set" in a value' }),
-      ev('sur\ud800rogate-2', { $set: { lone: '\udc00' } }),
-    ]);
-    // Records the append never writes but the log's json column admits (last in this file: the
-    // events SQL assumes the append's text, so the events table is not compared after these): a key spelt with an
-    // escape (the search for keys must not miss it), tokens apart on lines (the text handed over
-    // must stay one row).
-    const raw = (distinctId: string, head: string, properties: string) =>
-      `{"uuid":"${randomUUID()}",${head}"projectId":${t.projectId},"event":"seen","distinctId":"${distinctId}","properties":${properties},"timestamp":"2026-01-02T03:04:05.678Z","elementsChain":"","sentAt":null,"receivedAt":"2026-01-02T03:04:05.678Z","ip":null}`;
-    for (const [distinctId, data] of [
-      ['p-7', raw('p-7', '', '{"\\u0024set":{"escaped":true}}')],
-      ['p-8', raw('p-8', '\n\t ', '{"plain":1}')],
-    ] as const)
-      await t.service.stores.pool.query(
-        `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
-         VALUES ($1, $2, 0, 'EventCaptured', $3, '{"occurredAt":"2026-01-02T03:04:05.678Z"}')`,
-        [randomUUID(), captureStream(t.projectId, distinctId), data],
-      );
-    await caughtUp();
-    const pool = t.service.stores.pool;
-    const live = await personsSnapshot(pool);
-    const escapedPerson = live.persons.find((p: any) => p.properties.escaped === true);
-    expect(escapedPerson).toBeDefined();
-    expect(live.groups.some((g: any) => g.group_key === 'acme' && g.properties.size === 3)).toBe(
-      true,
-    );
-
-    const rebuilt = await rebuildThroughServer(pool, 'events persons', { pollMs: 50 });
-    expect(rebuilt.map((r) => r.name)).toEqual([
-      'persons',
-      'clickhouse:events',
-      'clickhouse:person_distinct_id',
-    ]);
-    expect(rebuilt[1]!.replayed).toBeDefined(); // chDB read the log, so persons folded its chunks
-    expectSameRows(live, await personsSnapshot(pool));
   });
 });
