@@ -3,7 +3,7 @@ import type {
   EventCapturedData,
 } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
-import type { RecordedEvent } from '../../src/core/event.ts';
+import type { PositionedEvent, RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import {
   applyPersonUpdate,
@@ -411,7 +411,7 @@ function applyPersonEvent(ws: WorkingSet, event: PersonEvent): void {
   }
 }
 
-export function applyToWorkingSet(ws: WorkingSet, event: RecordedEvent): void {
+export function applyToWorkingSet(ws: WorkingSet, event: PositionedEvent): void {
   const firstNew = ws.nextPersonId;
   if (event.type === 'EventCaptured') applyCaptured(ws, event.data as EventCapturedData);
   else applyPersonEvent(ws, event as unknown as PersonEvent);

@@ -23,6 +23,9 @@ export type EventToAppend<E extends Event = Event> = E &
     metadata: EventMetadata;
   }>;
 
+/** An event and its position in the log: all a rebuild's bulk fold reads of a recorded event. */
+export type PositionedEvent<E extends Event = Event> = E & Readonly<{ position: bigint }>;
+
 export type RecordedEvent<E extends Event = Event> = E &
   Readonly<{
     id: string;

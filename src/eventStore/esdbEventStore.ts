@@ -330,6 +330,8 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     appendMany,
     readStream,
     readAll,
+    // a recorded event is a positioned one: EventStoreDB sends every field either way
+    readPositioned: readAll,
     headPosition,
     subscribeToAll,
     close: async () => {

@@ -1,4 +1,4 @@
-import type { Event, EventToAppend, RecordedEvent } from '../core/event.ts';
+import type { Event, EventToAppend, PositionedEvent, RecordedEvent } from '../core/event.ts';
 
 /**
  * The event log port, shaped after EventStoreDB so that its adapter is thin:
@@ -88,6 +88,12 @@ export interface EventStore {
   ): Promise<RecordedEvent<E>[]>;
 
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+
+  /**
+   * `readAll`'s events with their type, data and position only: what a rebuild's bulk fold reads
+   * (the Postgres adapter then reads and decodes nothing else of the log).
+   */
+  readPositioned(options?: ReadAllOptions): Promise<PositionedEvent[]>;
 
   /** Position of the newest event in the log, or -1n when it is empty. */
   headPosition(): Promise<bigint>;

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
+import type {
+  Event,
+  EventMetadata,
+  EventToAppend,
+  PositionedEvent,
+  RecordedEvent,
+} from '../core/event.ts';
 import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
@@ -210,6 +216,35 @@ export function createPostgresEventStore(
   }
 
   async function readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    return (await selectAll<Row>(COLUMNS, options)).map(toRecorded);
+  }
+
+  /**
+   * Three columns, as arrays, `data` as text parsed here: a persons rebuild read 350,000 events in
+   * 10.8 s of Node CPU this way against 16–17 s through `readAll` (issue #11).
+   */
+  async function readPositioned(options: ReadAllOptions = {}): Promise<PositionedEvent[]> {
+    const rows = await selectAll<[string, string, string]>(
+      'position, type, data::text AS data',
+      options,
+      'array',
+    );
+    return rows.map(([position, type, data]) => ({
+      type,
+      data: JSON.parse(data),
+      position: BigInt(position),
+    }));
+  }
+
+  /** The rows `readAll` selects, with `columns`. */
+  async function selectAll<R>(
+    columns: string,
+    options: ReadAllOptions,
+    rowMode?: 'array',
+  ): Promise<R[]> {
+    const run = async (text: string, values: unknown[]) =>
+      (await pool.query<R & pg.QueryResultRow>({ text, values, ...(rowMode ? { rowMode } : {}) }))
+        .rows;
     const backwards = options.direction === 'backwards';
     const params: unknown[] = [];
     let where = 'TRUE';
@@ -226,11 +261,10 @@ export function createPostgresEventStore(
     if (types.length < 2 || types.length > MAX_MERGED_TYPES) {
       where += filterSql(options.filter, params);
       params.push(options.maxCount ?? null);
-      const { rows } = await pool.query<Row>(
-        `SELECT ${COLUMNS} FROM event_log WHERE ${where} ${order} LIMIT $${params.length}`,
+      return run(
+        `SELECT ${columns} FROM event_log WHERE ${where} ${order} LIMIT $${params.length}`,
         params,
       );
-      return rows.map(toRecorded);
     }
     // Several types: one ordered index scan per type, merged (Merge Append). With `type = ANY(…)`
     // Postgres reads every matching row after the position and sorts them for each page, which
@@ -240,13 +274,12 @@ export function createPostgresEventStore(
     const limit = `$${params.length}`;
     const branches = types.map((t) => {
       params.push(t);
-      return `(SELECT ${COLUMNS} FROM event_log WHERE ${where} AND type = $${params.length} ${order} LIMIT ${limit})`;
+      return `(SELECT ${columns} FROM event_log WHERE ${where} AND type = $${params.length} ${order} LIMIT ${limit})`;
     });
-    const { rows } = await pool.query<Row>(
+    return run(
       `SELECT * FROM (${branches.join(' UNION ALL ')}) AS merged ${order} LIMIT ${limit}`,
       params,
     );
-    return rows.map(toRecorded);
   }
 
   async function headPosition(): Promise<bigint> {
@@ -310,6 +343,7 @@ export function createPostgresEventStore(
     appendMany,
     readStream,
     readAll,
+    readPositioned,
     headPosition,
     subscribeToAll,
     close: () => notifier.close(),

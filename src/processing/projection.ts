@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Event, RecordedEvent } from '../core/event.ts';
+import type { Event, PositionedEvent, RecordedEvent } from '../core/event.ts';
 
 /** The events a read model folds: its subscription reads only these types (and stream prefixes). */
 export type EventFilter<E extends Event = Event> = Readonly<{
@@ -33,7 +33,7 @@ export type PgProjection<E extends Event = Event> = Readonly<{
 }>;
 
 export type BulkFold<E extends Event = Event> = Readonly<{
-  apply(events: readonly RecordedEvent<E>[]): void;
+  apply(events: readonly PositionedEvent<E>[]): void;
   /** entries held (persons, mappings, …): what bounds the fold's memory */
   size(): number;
   /**

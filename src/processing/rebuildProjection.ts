@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { RecordedEvent } from '../core/event.ts';
+import type { PositionedEvent, RecordedEvent } from '../core/event.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import {
   type Concurrently,
@@ -18,6 +18,14 @@ const SAVE_CONNECTIONS = 3;
 const READ_AHEAD = 2;
 
 export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
+
+/** A range of the log read ahead: for the bulk fold (three columns) or for `handle` (every field). */
+type Page = Readonly<{
+  after: bigint;
+  through: bigint;
+  positioned?: Promise<PositionedEvent[]>;
+  recorded?: Promise<RecordedEvent[]>;
+}>;
 
 /** Where a rebuild is: the log position it has applied, the head it is replaying up to, events applied. */
 export type RebuildProgress = Readonly<{
@@ -70,25 +78,30 @@ export async function rebuildProjection(
     async function* pagesUpTo(upTo: bigint) {
       const span = BigInt(batchSize);
       let from = position;
-      const queue: { through: bigint; events: Promise<RecordedEvent[]> }[] = [];
+      const queue: Page[] = [];
       const issue = () => {
         if (from >= upTo) return;
         const after = from;
         const through = after + span < upTo ? after + span : upTo;
-        const events = store.readAll({
-          after: after < 0n ? 'start' : after,
+        const range = {
+          after: after < 0n ? ('start' as const) : after,
           before: through + 1n,
           filter: projection.filter,
-        });
-        events.catch(() => undefined); // awaited in turn below; not unhandled meanwhile
-        queue.push({ through, events });
+        };
+        // a bulk fold reads three columns of each event (`readPositioned`), `handle` every field
+        const page: Page = fold
+          ? { after, through, positioned: store.readPositioned(range) }
+          : { after, through, recorded: store.readAll(range) };
+        // awaited in turn below; not unhandled meanwhile
+        (page.positioned ?? page.recorded)?.catch(() => undefined);
+        queue.push(page);
         from = through;
       };
       for (let i = 0; i < READ_AHEAD; i++) issue();
       for (let next = queue.shift(); next; next = queue.shift()) {
-        const events = await next.events;
+        await (next.positioned ?? next.recorded);
         issue();
-        yield { through: next.through, events };
+        yield next;
       }
     }
     /**
@@ -143,17 +156,28 @@ export async function rebuildProjection(
     };
     for await (const page of pagesUpTo(head)) {
       options.signal?.throwIfAborted();
-      if (page.events.length > 0) {
+      // a page read for the fold, which has been saved since, is read again as `handle` takes it
+      const recorded =
+        (await page.recorded) ??
+        (fold
+          ? undefined
+          : await store.readAll({
+              after: page.after < 0n ? 'start' : page.after,
+              before: page.through + 1n,
+              filter: projection.filter,
+            }));
+      const events = recorded ?? (await page.positioned!);
+      if (events.length > 0) {
         if (fold) {
-          fold.apply(page.events);
+          fold.apply(events);
           if (fold.size() > maxFoldEntries) await saveFold();
         } else {
           await client.query('BEGIN');
-          await projection.handle(page.events, client);
+          await projection.handle(recorded!, client);
           await client.query('COMMIT');
         }
-        count += page.events.length;
-        position = page.events[page.events.length - 1]!.position;
+        count += events.length;
+        position = events[events.length - 1]!.position;
       }
       options.onProgress?.({ name: projection.name, position: page.through, head, events: count });
     }

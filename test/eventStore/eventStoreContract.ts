@@ -205,6 +205,44 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       );
     });
 
+    it('reads positioned events as readAll reads them: type, data and position', async () => {
+      const store = await open();
+      const tag = randomUUID().slice(0, 8);
+      const start = await store.headPosition();
+      const text = {
+        s: 'é 😀 \u2028 \ud800 "q" \\',
+        numbers: [1e21, -0.5],
+        nested: { deep: [null, true] },
+      };
+      for (const [n, t] of [`A${tag}`, `B${tag}`, `A${tag}`, `C${tag}`, `A${tag}`].entries())
+        await store.appendToStream(stream(t), [{ ...ev(t, n), data: { n, ...text } }], {
+          expectedRevision: 'no_stream',
+        });
+      for (const options of [
+        {
+          after: start < 0n ? ('start' as const) : start,
+          filter: { eventTypes: [`A${tag}`, `C${tag}`] },
+        },
+        {
+          after: start < 0n ? ('start' as const) : start,
+          maxCount: 2,
+          filter: { eventTypes: [`A${tag}`] },
+        },
+        {
+          direction: 'backwards' as const,
+          maxCount: 3,
+          filter: { eventTypes: [`B${tag}`, `C${tag}`] },
+        },
+      ]) {
+        const all = await store.readAll(options);
+        const positioned = await store.readPositioned(options);
+        expect(all.length).toBeGreaterThan(0);
+        expect(positioned).toEqual(
+          all.map(({ type, data, position }) => ({ type, data, position })),
+        );
+      }
+    });
+
     it('subscribes to all: catches up from a checkpoint, then delivers live events in order, exactly once', async () => {
       const store = await open();
       const cat = `s${randomUUID().replace(/-/g, '').slice(0, 10)}`;
