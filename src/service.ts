@@ -21,6 +21,7 @@ import {
 } from '../projections/featureFlags/flagDefinitions.ts';
 import { flagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
+import { flagPersonsLoader } from '../projections/persons/flagPersonsLoader.ts';
 import { personsReader } from '../projections/persons/personsReader.ts';
 import { chProjectionsFor, pgProjections, readModelEntries } from '../projections/registry.ts';
 import { dashboardQueryRoutes } from '../queries/dashboards/dashboardQueryRoutes.ts';
@@ -173,9 +174,10 @@ export async function createService(
   });
   await definitions.start();
   const overrides = hashKeyOverridesReader(stores.pool);
+  const persons = personsReader(stores.pool);
   const evaluation = flagEvaluationService({
     definitions,
-    persons: personsReader(stores.pool),
+    persons: { ...persons, ...flagPersonsLoader(persons) },
     hashKeyOverrides: overrides.forDistinctIds,
     now: ctx.now,
     staticCohorts: cohortsReader(stores.pool).staticCohortsOf,

@@ -5,6 +5,7 @@ import type {
   GroupContext,
   Needs,
 } from '../../commands/featureFlags/model/evaluation/types.ts';
+import type { FlagPersons } from '../persons/flagPersonsLoader.ts';
 import type { PersonsReader } from '../persons/personsReader.ts';
 import type { FlagDefinitions, ProjectFlags } from './flagDefinitions.ts';
 
@@ -32,7 +33,7 @@ export type FlagEvaluationService = {
 
 export type FlagEvaluationDeps = {
   definitions: Pick<FlagDefinitions, 'forProject'>;
-  persons: Pick<PersonsReader, 'personForFlags' | 'groupsForFlags'>;
+  persons: FlagPersons & Pick<PersonsReader, 'groupsForFlags'>;
   /**
    * Experience continuity: flag key → hash key stored for any of these distinct ids (the first
    * write wins). Absent: no overrides are stored anywhere (the distinct id is used).

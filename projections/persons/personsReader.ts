@@ -17,6 +17,12 @@ export type PersonsReader = ReturnType<typeof personsReader>;
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 /** The `person` of an event in the events REST list (capture.md §4.2). */
+export type PersonForFlags = {
+  uuid: string;
+  properties: Record<string, unknown>;
+  distinctIds: string[];
+};
+
 export type PersonSummary = {
   is_identified: boolean;
   /** the person's first distinct id only (oldest attached), as PostHog sends */
@@ -253,26 +259,31 @@ export const personsReader = (pool: pg.Pool) => ({
   },
 
   /**
-   * Flag evaluation (/decide): the stored properties of the person of `distinctId` and all of
-   * its distinct ids (for hash key overrides); null when no person has that distinct id.
+   * Flag evaluation (/decide): the stored properties of the persons of `distinctIds` and all of
+   * their distinct ids (for hash key overrides), by distinct id; absent when no person has it.
    */
-  async personForFlags(
+  async personsForFlags(
     projectId: number,
-    distinctId: string,
-  ): Promise<{ uuid: string; properties: Record<string, unknown>; distinctIds: string[] } | null> {
+    distinctIds: readonly string[],
+  ): Promise<Map<string, PersonForFlags>> {
     const { rows } = await pool.query<{
+      distinct_id: string;
       uuid: string;
       properties: Record<string, unknown>;
       ids: string[];
     }>(
-      `SELECT p.uuid::text AS uuid, p.properties,
+      `SELECT m.distinct_id, p.uuid::text AS uuid, p.properties,
               ARRAY(SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id ORDER BY d.ord) AS ids
          FROM person_distinct_ids m JOIN persons p ON p.id = m.person_id AND p.project_id = m.project_id
-        WHERE m.project_id = $1::int AND m.distinct_id = $2::text`,
-      [projectId, distinctId],
+        WHERE m.project_id = $1::int AND m.distinct_id = ANY($2::text[])`,
+      [projectId, distinctIds],
     );
-    const row = rows[0];
-    return row ? { uuid: row.uuid, properties: row.properties, distinctIds: row.ids } : null;
+    return new Map(
+      rows.map((r) => [
+        r.distinct_id,
+        { uuid: r.uuid, properties: r.properties, distinctIds: r.ids },
+      ]),
+    );
   },
 
   /** Flag evaluation: stored properties of these groups, by `<index>:<key>`; unknown groups absent. */

@@ -274,6 +274,51 @@ describe('definitions and stored properties', () => {
     expect(unknown.body.featureFlags.staff).toBe(false);
   });
 
+  it('concurrent answers from stored properties each get their own person, across projects', async () => {
+    // Person loads of one event-loop turn share a query (flagPersonsLoader): many at once, in two
+    // projects with the same distinct ids, must still each read their own person.
+    const [a, b] = [await project(), await project()];
+    await flag(a.id, emailFlag('staff', '@a.example'));
+    await flag(b.id, emailFlag('staff', '@b.example'));
+    const ids = Array.from({ length: 40 }, (_, i) => `user-${i}`);
+    // in project a the even users are staff, in project b the odd ones; user-39 has no person in b
+    for (const [p, domain, staff] of [
+      [a, 'a.example', 0],
+      [b, 'b.example', 1],
+    ] as const)
+      await capture(
+        { url: t.url, projectApiKey: p.token },
+        ids
+          .filter((id) => !(p === b && id === 'user-39'))
+          .map((id, i) => ({
+            event: 'signup',
+            distinct_id: id,
+            properties: { $set: { email: `${id}@${i % 2 === staff ? domain : 'other.org'}` } },
+          })),
+      );
+    const answer = async (p: { token: string }, id: string) =>
+      (await decideRaw(t.url, '/decide/?v=3', { token: p.token, distinct_id: id })).body
+        .featureFlags.staff;
+    // both projects' persons projected (the last of each batch a staff member)
+    await eventually(
+      async () => [await answer(a, 'user-38'), await answer(b, 'user-37')],
+      (got) => got.every((x) => x === true),
+    );
+    // interleaved, so one turn's loads mix the projects
+    const asked = ids.flatMap((id) => [
+      [a, id],
+      [b, id],
+    ]) as [{ token: string }, string][];
+    const answers = await Promise.all(
+      asked.map(async ([p, id]) => `${p === a ? 'a' : 'b'}:${id}:${await answer(p, id)}`),
+    );
+    const expected = asked.map(([p, id]) => {
+      const i = Number(id.slice(5));
+      return `${p === a ? 'a' : 'b'}:${id}:${p === a ? i % 2 === 0 : i % 2 === 1 && i !== 39}`;
+    });
+    expect(answers).toEqual(expected);
+  });
+
   it('stored group properties come from $groupidentify', async () => {
     const p = await project();
     await capture({ url: t.url, projectApiKey: p.token }, [
