@@ -16,13 +16,14 @@ export type PersonsReader = ReturnType<typeof personsReader>;
 /** A pool or a checked-out client (the CSV export reads one snapshot through a client). */
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-/** The `person` of an event in the events REST list (capture.md §4.2). */
+/** A person as flag evaluation reads it: stored properties, and every distinct id (continuity). */
 export type PersonForFlags = {
   uuid: string;
   properties: Record<string, unknown>;
   distinctIds: string[];
 };
 
+/** The `person` of an event in the events REST list (capture.md §4.2). */
 export type PersonSummary = {
   is_identified: boolean;
   /** the person's first distinct id only (oldest attached), as PostHog sends */
