@@ -37,20 +37,21 @@ export const chProjections: readonly ChProjection[] = [eventsProjection];
  * adds `$group_N` from the group types the persons projection assigned (both read from Postgres);
  * `person_distinct_id` follows the persons projection's merges (analytics count persons with it).
  */
-export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] => [
-  ...chProjections.map((p) =>
-    p === eventsProjection
-      ? {
-          ...skippingDeletedEvents(
-            withGroupIndexes(eventsProjection, groupTypesLookup(pool)),
-            deletedEventsLookup(pool),
-          ),
-          fromLogChunk: eventsFromLogChunk(groupTypesLookup(pool), deletedEventsLookup(pool)),
-        }
-      : p,
-  ),
-  personDistinctIdProjection(personMappingLookup(pool)),
-];
+export const chProjectionsFor = (pool: pg.Pool): readonly ChProjection[] => {
+  const groupTypes = groupTypesLookup(pool);
+  const deleted = deletedEventsLookup(pool);
+  return [
+    ...chProjections.map((p) =>
+      p === eventsProjection
+        ? {
+            ...skippingDeletedEvents(withGroupIndexes(eventsProjection, groupTypes), deleted),
+            fromLogChunk: eventsFromLogChunk(groupTypes, deleted),
+          }
+        : p,
+    ),
+    personDistinctIdProjection(personMappingLookup(pool)),
+  ];
+};
 
 /** A read model as its runner is named and its checkpoint kept: what `status` and readiness read. */
 export type ReadModelEntry = Readonly<{ name: string; checkpointId: string; filter: EventFilter }>;

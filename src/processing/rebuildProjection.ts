@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PositionedEvent, RecordedEvent } from '../core/event.ts';
-import type { EventStore } from '../eventStore/eventStore.ts';
+import type { EventStore, ReadAllOptions } from '../eventStore/eventStore.ts';
 import {
   type Concurrently,
   checkpointId,
@@ -21,8 +21,8 @@ export type RebuildResult = Readonly<{ name: string; events: number; position: b
 
 /** A range of the log read ahead: for the bulk fold (three columns) or for `handle` (every field). */
 type Page = Readonly<{
-  after: bigint;
   through: bigint;
+  range: ReadAllOptions;
   positioned?: Promise<PositionedEvent[]>;
   recorded?: Promise<RecordedEvent[]>;
 }>;
@@ -83,15 +83,15 @@ export async function rebuildProjection(
         if (from >= upTo) return;
         const after = from;
         const through = after + span < upTo ? after + span : upTo;
-        const range = {
-          after: after < 0n ? ('start' as const) : after,
+        const range: ReadAllOptions = {
+          after: after < 0n ? 'start' : after,
           before: through + 1n,
           filter: projection.filter,
         };
         // a bulk fold reads three columns of each event (`readPositioned`), `handle` every field
         const page: Page = fold
-          ? { after, through, positioned: store.readPositioned(range) }
-          : { after, through, recorded: store.readAll(range) };
+          ? { through, range, positioned: store.readPositioned(range) }
+          : { through, range, recorded: store.readAll(range) };
         // awaited in turn below; not unhandled meanwhile
         (page.positioned ?? page.recorded)?.catch(() => undefined);
         queue.push(page);
@@ -158,14 +158,7 @@ export async function rebuildProjection(
       options.signal?.throwIfAborted();
       // a page read for the fold, which has been saved since, is read again as `handle` takes it
       const recorded =
-        (await page.recorded) ??
-        (fold
-          ? undefined
-          : await store.readAll({
-              after: page.after < 0n ? 'start' : page.after,
-              before: page.through + 1n,
-              filter: projection.filter,
-            }));
+        (await page.recorded) ?? (fold ? undefined : await store.readAll(page.range));
       const events = recorded ?? (await page.positioned!);
       if (events.length > 0) {
         if (fold) {
