@@ -118,8 +118,7 @@ export async function decide(
     deviceId: input.deviceId,
   };
   if (deps.threads) {
-    const definitions = await deps.threads.definitions.forProject(project.projectId);
-    const json = await deps.threads.pool.answer(definitions, request, format);
+    const json = await answerOnThreads(deps.threads, deps.evaluation, request, format);
     if (json !== null) return { ok: true, input, json };
   }
   const result = await deps.evaluation.evaluate(request);
@@ -129,4 +128,28 @@ export async function decide(
     meta: metaOf(result.project),
   };
   return { ok: true, input, json: answerJson(format, answer) };
+}
+
+/**
+ * The answer from an evaluation thread: the first pass there; when it needs stored data, the
+ * main thread loads that (as the evaluation service would) and the thread runs the complete pass
+ * with it. Null: the main thread answers itself (a thread down or busy, new definitions, a
+ * failed load — the service then loads again and leaves undecided flags out, as it always does).
+ */
+async function answerOnThreads(
+  threads: NonNullable<DecideDeps['threads']>,
+  evaluation: FlagEvaluationService,
+  request: FlagEvaluationRequest,
+  format: AnswerFormat,
+): Promise<string | null> {
+  const definitions = await threads.definitions.forProject(request.projectId);
+  const first = await threads.pool.answer(definitions, request, format);
+  if (first === null || typeof first === 'string') return first;
+  const stored = await evaluation.loadStored(request, definitions, first.needs).catch(() => null);
+  if (!stored) return null;
+  const second = await threads.pool.answer(definitions, request, format, {
+    stored,
+    nowMs: first.nowMs,
+  });
+  return typeof second === 'string' ? second : null;
 }

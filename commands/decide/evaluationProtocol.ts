@@ -3,8 +3,15 @@
  * evaluationWorker.ts). Structured clone: plain data only.
  */
 
-import type { FlagEvaluationRequest } from '../../projections/featureFlags/flagEvaluationService.ts';
-import type { CohortPropertyGroup, EvaluableFlag } from '../featureFlags/model/evaluation/types.ts';
+import type {
+  FlagEvaluationRequest,
+  StoredContext,
+} from '../../projections/featureFlags/flagEvaluationService.ts';
+import type {
+  CohortPropertyGroup,
+  EvaluableFlag,
+  Needs,
+} from '../featureFlags/model/evaluation/types.ts';
 import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
 
 /** A project's definitions at one version; sent before the first job that needs that version. */
@@ -26,18 +33,24 @@ export type Job = {
   format: AnswerFormat;
   /** the main thread's clock (epoch ms): relative dates agree with the main thread's */
   nowMs: number;
+  /**
+   * The second pass of a job whose first pass needed stored data: the data the main thread
+   * loaded for it (the same version and clock as the first pass).
+   */
+  stored?: StoredContext;
 };
 
 export type EvaluateMessage = { type: 'evaluate'; jobs: Job[] };
 
 /**
- * The answer's JSON, or why the main thread must answer instead: a flag needs stored data
- * (`inconclusive`), the thread does not hold that version of the definitions (`unknown`), or
- * the evaluation threw (`failed`).
+ * The answer's JSON; or what stored data the flags need (`needs`: the main thread loads it and
+ * sends the job again with it); or why the main thread must answer instead: the thread does not
+ * hold that version of the definitions (`unknown`), or the evaluation threw (`failed`).
  */
 export type Answer =
   | { id: number; json: string }
-  | { id: number; fallback: 'inconclusive' | 'unknown' | 'failed' };
+  | { id: number; needs: Needs }
+  | { id: number; fallback: 'unknown' | 'failed' };
 
 export type AnswersMessage = { type: 'answers'; answers: Answer[] };
 

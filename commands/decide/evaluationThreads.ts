@@ -1,7 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import type { ProjectFlags } from '../../projections/featureFlags/flagDefinitions.ts';
-import type { FlagEvaluationRequest } from '../../projections/featureFlags/flagEvaluationService.ts';
+import type {
+  FlagEvaluationRequest,
+  StoredContext,
+} from '../../projections/featureFlags/flagEvaluationService.ts';
 import { startWorker } from '../../src/runtime/workerThread.ts';
+import type { Needs } from '../featureFlags/model/evaluation/types.ts';
 import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
 import type {
   AnswersMessage,
@@ -12,21 +16,32 @@ import type {
 } from './evaluationProtocol.ts';
 
 /**
- * /decide's evaluation threads: the pure first pass and the answer's JSON run on worker threads,
- * so the main thread only parses HTTP, checks the token and writes answers (bench:decide: the
- * evaluation of 50 flags costs more than the rest of the request). Jobs are sent in one message
- * per event-loop turn and thread. `answer` resolves to null when the main thread must answer
- * itself: a flag needs stored data, every thread is busy past `maxInFlight` (the main thread then
- * shares the work rather than queueing it), a thread is down or does not hold the definitions.
+ * A first pass that needs stored data: the main thread loads what `needs` says and asks again
+ * with it (`answer`'s `second`), at the same clock.
+ */
+export type NeedsStored = { needs: Needs; nowMs: number };
+
+/**
+ * /decide's evaluation threads: the pure passes and the answer's JSON run on worker threads, so
+ * the main thread only parses HTTP, checks the token, loads stored data and writes answers
+ * (bench:decide: the evaluation of 50 flags costs more than the rest of the request). Jobs are
+ * sent in one message per event-loop turn and thread. `answer` resolves to the JSON, to
+ * `NeedsStored` when a flag needs stored data, or to null when the main thread must answer
+ * itself: every thread is busy past `maxInFlight` (the main thread then shares the work rather
+ * than queueing it), a thread is down or does not hold the definitions, or the evaluation threw.
  */
 export type EvaluationThreads = {
   answer(
     project: ProjectFlags,
     req: FlagEvaluationRequest,
     format: AnswerFormat,
-  ): Promise<string | null>;
-  /** answers given by the threads, and requests handed back to the main thread */
-  counts(): { onThreads: number; onMainThread: number };
+    second?: { stored: StoredContext; nowMs: number },
+  ): Promise<string | NeedsStored | null>;
+  /**
+   * answers given by the threads (of them, `withStoredData` after a load), and requests handed
+   * back to the main thread
+   */
+  counts(): { onThreads: number; withStoredData: number; onMainThread: number };
   close(): Promise<void>;
 };
 
@@ -42,11 +57,16 @@ export type EvaluationThreadsOptions = {
   onError?: (error: unknown) => void;
 };
 
+type Pending = {
+  resolve: (answer: string | NeedsStored | null) => void;
+  nowMs: number;
+  second: boolean;
+};
 type Thread = {
   worker: Worker | null;
   /** projectId → the definitions version the thread holds (as far as this side knows) */
   sent: Map<number, string>;
-  pending: Map<number, (json: string | null) => void>;
+  pending: Map<number, Pending>;
   queue: (DefinitionsMessage | Job)[];
 };
 
@@ -70,7 +90,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
   let closed = false;
   let nextId = 1;
   let flushing = false;
-  const counted = { onThreads: 0, onMainThread: 0 };
+  const counted = { onThreads: 0, withStoredData: 0, onMainThread: 0 };
 
   const threads: Thread[] = Array.from({ length: options.threads }, () => ({
     worker: null,
@@ -84,15 +104,19 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
     worker.unref();
     worker.on('message', (m: AnswersMessage) => {
       for (const a of m.answers) {
-        const resolve = t.pending.get(a.id);
+        const pending = t.pending.get(a.id);
         t.pending.delete(a.id);
+        if (!pending) continue;
         if ('json' in a) {
           counted.onThreads++;
-          resolve?.(a.json);
+          if (pending.second) counted.withStoredData++;
+          pending.resolve(a.json);
+        } else if ('needs' in a) {
+          pending.resolve({ needs: a.needs, nowMs: pending.nowMs });
         } else {
           counted.onMainThread++;
           if (a.fallback === 'unknown') t.sent.clear();
-          resolve?.(null);
+          pending.resolve(null);
         }
       }
     });
@@ -101,7 +125,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
       if (error) options.onError?.(error);
       t.worker = null;
       t.sent.clear();
-      for (const resolve of t.pending.values()) resolve(null);
+      for (const pending of t.pending.values()) pending.resolve(null);
       t.pending.clear();
       t.queue = [];
       if (!closed) setTimeout(() => !closed && start(t), options.restartDelayMs ?? 1_000).unref();
@@ -130,7 +154,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
   }
 
   return {
-    answer(project, req, format) {
+    answer(project, req, format, second) {
       let best: Thread | undefined;
       for (const t of threads)
         if (t.worker && (!best || t.pending.size < best.pending.size)) best = t;
@@ -155,12 +179,20 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
         });
       }
       const id = nextId++;
-      t.queue.push({ id, version: project.version, req, format, nowMs: options.now().getTime() });
+      const nowMs = second?.nowMs ?? options.now().getTime();
+      t.queue.push({
+        id,
+        version: project.version,
+        req,
+        format,
+        nowMs,
+        ...(second ? { stored: second.stored } : {}),
+      });
       if (!flushing) {
         flushing = true;
         setImmediate(flush);
       }
-      return new Promise((resolve) => t.pending.set(id, resolve));
+      return new Promise((resolve) => t.pending.set(id, { resolve, nowMs, second: !!second }));
     },
     counts: () => ({ ...counted }),
     async close() {

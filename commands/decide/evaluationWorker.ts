@@ -1,11 +1,13 @@
 /**
- * A flag evaluation thread: the pure first pass of /decide (the request's properties only) and
- * the answer's JSON, for the jobs the main thread sends in batches. Anything that needs stored
- * data goes back to the main thread, which owns the database connections.
+ * A flag evaluation thread: /decide's pure passes and the answer's JSON, for the jobs the main
+ * thread sends in batches. A first pass (the request's properties only) that needs stored data
+ * answers what it needs; the main thread, which owns the database connections, loads it and sends
+ * the job again with it for the complete pass.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  anyInconclusive,
+  completedContext,
+  mergeNeeds,
   requestContext,
   settle,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
@@ -52,12 +54,15 @@ function evaluate(job: Job): Answer {
   const project = projects.get(job.req.projectId);
   if (!project || project.version !== job.version) return { id: job.id, fallback: 'unknown' };
   const now = new Date(job.nowMs);
+  const base = requestContext(job.req, project, withOverridesStore);
   const evaluations = evaluateFlags(
     project.flags,
-    requestContext(job.req, project, withOverridesStore),
+    job.stored ? completedContext(base, job.req, project, job.stored) : base,
     { now: () => now, ...(job.req.keys ? { keys: job.req.keys } : {}) },
   );
-  if (anyInconclusive(evaluations)) return { id: job.id, fallback: 'inconclusive' };
+  // A complete pass leaves nothing to load: settle makes anything undecided an error.
+  const needs = job.stored ? undefined : mergeNeeds(evaluations);
+  if (needs) return { id: job.id, needs };
   return {
     id: job.id,
     json: answerJson(job.format, { ...settle(evaluations), meta: project.meta }),

@@ -29,6 +29,12 @@ export type FlagEvaluationResult = {
 
 export type FlagEvaluationService = {
   evaluate(req: FlagEvaluationRequest): Promise<FlagEvaluationResult>;
+  /** the stored data a first pass found it needs (an evaluation thread's, for its second pass) */
+  loadStored(
+    req: FlagEvaluationRequest,
+    project: Pick<ProjectFlags, 'groupTypeMapping' | 'staticCohortIds'>,
+    needs: Needs,
+  ): Promise<StoredContext>;
 };
 
 export type FlagEvaluationDeps = {
@@ -47,7 +53,8 @@ export type FlagEvaluationDeps = {
   staticCohorts?: (personUuid: string, cohortIds: readonly number[]) => Promise<number[]>;
 };
 
-function mergeNeeds(evaluations: readonly FlagEvaluation[]): Needs | undefined {
+/** What the inconclusive evaluations of a first pass need loaded, together; none: undefined. */
+export function mergeNeeds(evaluations: readonly FlagEvaluation[]): Needs | undefined {
   let needs: Needs | undefined;
   for (const e of evaluations) {
     if (e.outcome !== 'inconclusive') continue;
@@ -74,19 +81,30 @@ function groupsOf(
 }
 
 /**
- * The stored properties the inconclusive flags need, under the request's: the person and groups
- * in parallel; hash key overrides (continuity flags only) after the person, for all its ids.
+ * What a complete pass takes from storage, as plain data: it crosses to an evaluation thread,
+ * which builds the complete context from it (`completedContext`) as the main thread would.
  */
-async function completeContext(
+export type StoredContext = {
+  /** the person's stored properties; absent when no person has the distinct id */
+  person?: Record<string, unknown>;
+  /** `<group type index>:<group key>` → the group's stored properties */
+  groups: [string, Record<string, unknown>][];
+  hashKeyOverrides: Record<string, string>;
+  /** the project's static cohorts that hold the person (only when the project has any) */
+  staticCohortMemberships?: string[];
+};
+
+/**
+ * The stored data the inconclusive flags need: the person and groups in parallel; hash key
+ * overrides (continuity flags only) after the person, for all its ids.
+ */
+async function loadStored(
   deps: FlagEvaluationDeps,
   req: FlagEvaluationRequest,
-  project: ProjectFlags,
-  base: EvaluationContext,
+  project: Pick<ProjectFlags, 'groupTypeMapping' | 'staticCohortIds'>,
   needs: Needs,
-): Promise<EvaluationContext> {
-  const indexOf = new Map(
-    Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]),
-  );
+): Promise<StoredContext> {
+  const indexOf = groupIndexes(project);
   const wantedGroups = needs.groups.flatMap((name) => {
     const key = req.groups?.[name];
     const index = indexOf.get(name);
@@ -107,13 +125,38 @@ async function completeContext(
       : [],
   ]);
   return {
-    ...base,
-    ...(project.staticCohortIds.size > 0
-      ? { staticCohortMemberships: new Set(memberships.map(String)) }
-      : {}),
-    person: { properties: { ...person?.properties, ...req.personProperties }, complete: true },
-    groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
+    ...(person ? { person: person.properties } : {}),
+    groups: [...groups],
     hashKeyOverrides,
+    ...(project.staticCohortIds.size > 0
+      ? { staticCohortMemberships: memberships.map(String) }
+      : {}),
+  };
+}
+
+const groupIndexes = (project: Pick<ProjectFlags, 'groupTypeMapping'>) =>
+  new Map(Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]));
+
+/**
+ * The complete context: the first pass's with the stored data under the request's properties
+ * (request values replace stored keys). Pure, so an evaluation thread builds the same.
+ */
+export function completedContext(
+  base: EvaluationContext,
+  req: FlagEvaluationRequest,
+  project: Pick<ProjectFlags, 'groupTypeMapping'>,
+  stored: StoredContext,
+): EvaluationContext {
+  const indexOf = groupIndexes(project);
+  const groups = new Map(stored.groups);
+  return {
+    ...base,
+    ...(stored.staticCohortMemberships
+      ? { staticCohortMemberships: new Set(stored.staticCohortMemberships) }
+      : {}),
+    person: { properties: { ...stored.person, ...req.personProperties }, complete: true },
+    groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
+    hashKeyOverrides: stored.hashKeyOverrides,
   };
 }
 
@@ -182,10 +225,16 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
       if (needs) {
         // A failed load leaves the undecided flags out (errors: true) rather than failing the
         // request: the flags the request's properties decided still answer.
-        const complete = await completeContext(deps, req, project, base, needs).catch(() => null);
-        if (complete) evaluations = evaluateFlags(project.flags, complete, options);
+        const stored = await loadStored(deps, req, project, needs).catch(() => null);
+        if (stored)
+          evaluations = evaluateFlags(
+            project.flags,
+            completedContext(base, req, project, stored),
+            options,
+          );
       }
       return { project, ...settle(evaluations) };
     },
+    loadStored: (req, project, needs) => loadStored(deps, req, project, needs),
   };
 }
