@@ -182,10 +182,6 @@ export function requestContext(
   };
 }
 
-/** Whether any evaluation still needs stored data (the first pass could not decide it). */
-export const anyInconclusive = (evaluations: readonly FlagEvaluation[]) =>
-  evaluations.some((e) => e.outcome === 'inconclusive');
-
 /** The answerable evaluations: anything not decided is an error (left out, errors: true). */
 export function settle(evaluations: readonly FlagEvaluation[]): {
   evaluations: FlagEvaluation[];
