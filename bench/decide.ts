@@ -100,7 +100,6 @@ async function load(
   };
 }
 
-/** Peak (saturating) then the p99 at half of that rate. */
 // autocannon writes content-length into a request's headers object: each request gets its own.
 const jsonHeaders = () => ({ 'content-type': 'application/json' });
 // As posthog-node 4.10.2 sends it (flags.md §5.3).
@@ -121,6 +120,7 @@ const withProps = (i: number, path = '/decide/?v=3'): Req => {
   };
 };
 
+/** Peak (saturating) then the p99 at half of that rate. */
 async function measure(
   name: string,
   base: string,
@@ -159,7 +159,7 @@ async function api(base: string, method: string, p: string, body?: unknown, auth
   return res.json() as Promise<Record<string, unknown>>;
 }
 
-/** One thing measured: a server and the requests it gets. */
+/** What the setups leave to undo when the bench ends, after the last round. */
 const cleanups: (() => Promise<void>)[] = [];
 
 async function ours(): Promise<Target[]> {
@@ -182,64 +182,62 @@ async function ours(): Promise<Target[]> {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
-  {
-    const projects = (await api(server.url, 'GET', '/api/projects/')) as {
-      results: { id: number }[];
-    };
-    const projectId = projects.results[0]!.id;
-    log('ours: seeding 50 flags and 10,000 persons');
-    for (const flag of flagSet())
-      await api(server.url, 'POST', `/api/projects/${projectId}/feature_flags/`, flag);
-    for (let from = 0; from < PERSONS; from += 100) {
-      const batch = Array.from({ length: 100 }, (_, k) => {
-        const p = personOf(from + k);
-        return {
-          event: '$identify',
-          properties: { distinct_id: p.id, $set: { email: p.email, country: p.country } },
-        };
-      });
-      const res = await fetch(`${server.url}/batch/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ api_key: TOKEN, batch }),
-      });
-      if (!res.ok) throw new Error(`/batch: ${res.status}`);
-    }
-    for (;;) {
-      const { rows } = await db.query<{ n: string }>(
-        `SELECT count(*) AS n FROM person_distinct_ids WHERE distinct_id LIKE 'person-%'`,
-      );
-      if (Number(rows[0]!.n) >= PERSONS) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const idOnly = (i: number): Req => ({
+  const projects = (await api(server.url, 'GET', '/api/projects/')) as {
+    results: { id: number }[];
+  };
+  const projectId = projects.results[0]!.id;
+  log('ours: seeding 50 flags and 10,000 persons');
+  for (const flag of flagSet())
+    await api(server.url, 'POST', `/api/projects/${projectId}/feature_flags/`, flag);
+  for (let from = 0; from < PERSONS; from += 100) {
+    const batch = Array.from({ length: 100 }, (_, k) => {
+      const p = personOf(from + k);
+      return {
+        event: '$identify',
+        properties: { distinct_id: p.id, $set: { email: p.email, country: p.country } },
+      };
+    });
+    const res = await fetch(`${server.url}/batch/`, {
       method: 'POST',
-      path: '/decide/?v=3',
-      headers: jsonHeaders(),
-      body: JSON.stringify({ token: TOKEN, distinct_id: personOf(i).id, geoip_disable: true }),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: TOKEN, batch }),
     });
-    const flagsV2 = (i: number): Req => ({ ...withProps(i), path: '/flags/?v=2' });
-    const keysOnly = (i: number): Req => ({ ...withProps(i), path: '/decide/?v=1' });
-    // The route without evaluation: decoding, the token, the configuration answer.
-    const noFlags = (i: number): Req => ({
-      ...withProps(i),
-      body: JSON.stringify({ ...JSON.parse(withProps(i).body!), disable_flags: true }),
-    });
-    const check = await fetch(`${server.url}/decide/?v=3`, withProps(7));
-    const answer = (await check.json()) as { featureFlags: Record<string, unknown> };
-    if (Object.keys(answer.featureFlags).length !== 50)
-      throw new Error(`/decide answered ${JSON.stringify(answer).slice(0, 300)}`);
-    const phases = new Set(values.phases.split(','));
-    const target = (key: string, name: string, make: (i: number) => Req): Target[] =>
-      phases.has(key) ? [{ key, name, url: server.url, pid: server.child.pid!, make }] : [];
-    return [
-      ...target('v3', '/decide?v=3, properties in the request', withProps),
-      ...target('stored', '/decide?v=3, stored properties', idOnly),
-      ...target('flags', '/flags?v=2, properties in the request', flagsV2),
-      ...target('v1', '/decide?v=1 (a list of keys), properties in the request', keysOnly),
-      ...target('noflags', '/decide?v=3 with disable_flags (no evaluation)', noFlags),
-    ];
+    if (!res.ok) throw new Error(`/batch: ${res.status}`);
   }
+  for (;;) {
+    const { rows } = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM person_distinct_ids WHERE distinct_id LIKE 'person-%'`,
+    );
+    if (Number(rows[0]!.n) >= PERSONS) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const idOnly = (i: number): Req => ({
+    method: 'POST',
+    path: '/decide/?v=3',
+    headers: jsonHeaders(),
+    body: JSON.stringify({ token: TOKEN, distinct_id: personOf(i).id, geoip_disable: true }),
+  });
+  const flagsV2 = (i: number): Req => ({ ...withProps(i), path: '/flags/?v=2' });
+  const keysOnly = (i: number): Req => ({ ...withProps(i), path: '/decide/?v=1' });
+  // The route without evaluation: decoding, the token, the configuration answer.
+  const noFlags = (i: number): Req => ({
+    ...withProps(i),
+    body: JSON.stringify({ ...JSON.parse(withProps(i).body!), disable_flags: true }),
+  });
+  const check = await fetch(`${server.url}/decide/?v=3`, withProps(7));
+  const answer = (await check.json()) as { featureFlags: Record<string, unknown> };
+  if (Object.keys(answer.featureFlags).length !== 50)
+    throw new Error(`/decide answered ${JSON.stringify(answer).slice(0, 300)}`);
+  const phases = new Set(values.phases.split(','));
+  const target = (key: string, name: string, make: (i: number) => Req): Target[] =>
+    phases.has(key) ? [{ key, name, url: server.url, pid: server.child.pid!, make }] : [];
+  return [
+    ...target('v3', '/decide?v=3, properties in the request', withProps),
+    ...target('stored', '/decide?v=3, stored properties', idOnly),
+    ...target('flags', '/flags?v=2, properties in the request', flagsV2),
+    ...target('v1', '/decide?v=1 (a list of keys), properties in the request', keysOnly),
+    ...target('noflags', '/decide?v=3 with disable_flags (no evaluation)', noFlags),
+  ];
 }
 
 async function floor(): Promise<Target[]> {

@@ -32,46 +32,44 @@ export async function unleashTarget(deps: {
     await peer.stop();
     await pg.stop();
   });
-  {
-    log('unleash: seeding the equivalent 50 toggles');
-    const admin = (method: string, p: string, body?: unknown) =>
-      fetch(`${peer.url}${p}`, {
-        method,
-        headers: { authorization: tokens.ADMIN_TOKEN, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }).then(async (r) => {
-        if (!r.ok && r.status !== 409)
-          throw new Error(`${method} ${p}: ${r.status} ${await r.text()}`);
-      });
-    for (const name of ['email', 'country'])
-      await admin('POST', '/api/admin/context', { name, stickiness: false });
-    const features = '/api/admin/projects/default/features';
-    for (const t of unleashToggles()) {
-      await admin('POST', features, { name: t.name, type: 'release' });
-      await admin('POST', `${features}/${t.name}/environments/development/strategies`, t.strategy);
-      await admin('POST', `${features}/${t.name}/environments/development/on`);
-    }
-    const frontend = (i: number): Req => {
-      const p = personOf(i);
-      const q = new URLSearchParams({ userId: p.id, email: p.email, country: p.country });
-      return {
-        method: 'GET',
-        path: `/api/frontend?${q}`,
-        headers: { authorization: tokens.FRONTEND_TOKEN },
-      };
-    };
-    const probe = await fetch(`${peer.url}${frontend(7).path}`, { headers: frontend(7).headers });
-    const toggles = ((await probe.json()) as { toggles?: unknown[] }).toggles;
-    if (!probe.ok || !Array.isArray(toggles) || toggles.length === 0)
-      throw new Error(`unleash /api/frontend answered ${probe.status}`);
-    return [
-      {
-        key: 'unleash',
-        name: 'unleash /api/frontend',
-        url: peer.url,
-        pid: peer.child.pid!,
-        make: frontend,
-      },
-    ];
+  log('unleash: seeding the equivalent 50 toggles');
+  const admin = (method: string, p: string, body?: unknown) =>
+    fetch(`${peer.url}${p}`, {
+      method,
+      headers: { authorization: tokens.ADMIN_TOKEN, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }).then(async (r) => {
+      if (!r.ok && r.status !== 409)
+        throw new Error(`${method} ${p}: ${r.status} ${await r.text()}`);
+    });
+  for (const name of ['email', 'country'])
+    await admin('POST', '/api/admin/context', { name, stickiness: false });
+  const features = '/api/admin/projects/default/features';
+  for (const t of unleashToggles()) {
+    await admin('POST', features, { name: t.name, type: 'release' });
+    await admin('POST', `${features}/${t.name}/environments/development/strategies`, t.strategy);
+    await admin('POST', `${features}/${t.name}/environments/development/on`);
   }
+  const frontend = (i: number): Req => {
+    const p = personOf(i);
+    const q = new URLSearchParams({ userId: p.id, email: p.email, country: p.country });
+    return {
+      method: 'GET',
+      path: `/api/frontend?${q}`,
+      headers: { authorization: tokens.FRONTEND_TOKEN },
+    };
+  };
+  const probe = await fetch(`${peer.url}${frontend(7).path}`, { headers: frontend(7).headers });
+  const toggles = ((await probe.json()) as { toggles?: unknown[] }).toggles;
+  if (!probe.ok || !Array.isArray(toggles) || toggles.length === 0)
+    throw new Error(`unleash /api/frontend answered ${probe.status}`);
+  return [
+    {
+      key: 'unleash',
+      name: 'unleash /api/frontend',
+      url: peer.url,
+      pid: peer.child.pid!,
+      make: frontend,
+    },
+  ];
 }
