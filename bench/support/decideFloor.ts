@@ -41,7 +41,7 @@ const answerOf = (distinctId: string, properties: Record<string, unknown>) =>
     errors: false,
     meta,
   });
-// The hashes-only answer: the evaluator's for person-7 with the hashes' sum in it (16 bytes more),
+// The hashes-only answer: the evaluator's for person-7 with the hashes' sum in it (~16 bytes more),
 // so the work cannot be skipped.
 const template = answerOf('person-7', {});
 
