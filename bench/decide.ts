@@ -19,6 +19,7 @@ import {
   printReport,
   type Req,
   type Target,
+  targetOn,
 } from './support/decideReport.ts';
 import { type OpenLoopResult, openLoop } from './support/openLoop.ts';
 import {
@@ -230,7 +231,7 @@ async function ours(): Promise<Target[]> {
     throw new Error(`/decide answered ${JSON.stringify(answer).slice(0, 300)}`);
   const phases = new Set(values.phases.split(','));
   const target = (key: string, name: string, make: (i: number) => Req): Target[] =>
-    phases.has(key) ? [{ key, name, url: server.url, pid: server.child.pid!, make }] : [];
+    phases.has(key) ? [targetOn(server, key, name, make)] : [];
   return [
     ...target('v3', '/decide?v=3, properties in the request', withProps),
     ...target('stored', '/decide?v=3, stored properties', idOnly),
@@ -242,13 +243,8 @@ async function ours(): Promise<Target[]> {
 
 async function floor(): Promise<Target[]> {
   const server = await start('bench/support/decideFloor.ts', {});
-  const at = (key: string, name: string, path: string): Target => ({
-    key,
-    name,
-    url: server.url,
-    pid: server.child.pid!,
-    make: (i) => withProps(i, path),
-  });
+  const at = (key: string, name: string, path: string) =>
+    targetOn(server, key, name, (i) => withProps(i, path));
   return [
     at('floor', 'floor: our evaluator and v3 writer behind a bare route', '/decide/?v=3'),
     at('hashes', 'floor: the SHA-1s only, a fixed answer', '/hashes/'),
@@ -258,15 +254,7 @@ async function floor(): Promise<Target[]> {
 async function bare(): Promise<Target[]> {
   const server = await start('bench/support/bareServer.ts', {});
   const hello = (): Req => ({ method: 'GET', path: '/', headers: {} });
-  return [
-    {
-      key: 'bare',
-      name: 'bare Fastify hello world',
-      url: server.url,
-      pid: server.child.pid!,
-      make: hello,
-    },
-  ];
+  return [targetOn(server, 'bare', 'bare Fastify hello world', hello)];
 }
 
 /** The floor and ours answer alike: the same flags on for the same person. */

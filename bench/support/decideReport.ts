@@ -1,6 +1,7 @@
 /** bench/decide's report: each target's median round, and the ratios per round and their medians. */
 import type { cpuBetween } from './cpu.ts';
 import type { OpenLoopResult } from './openLoop.ts';
+import type { Started } from './processes.ts';
 
 export type Req = { method: string; path: string; headers: Record<string, string>; body?: string };
 /** One thing measured: a server and the requests it gets. */
@@ -11,6 +12,14 @@ export type Target = {
   pid?: number;
   make: (i: number) => Req;
 };
+/** A target served by a process the bench started (its CPU is sampled by pid). */
+export const targetOn = (
+  server: Started,
+  key: string,
+  name: string,
+  make: (i: number) => Req,
+): Target => ({ key, name, url: server.url, pid: server.child.pid!, make });
+
 export type Phase = {
   rps: number;
   p50: number;

@@ -4,7 +4,7 @@
  * and asked `GET /api/frontend` (all toggles evaluated for one user) with the frontend token.
  */
 import { personOf, unleashToggles } from './decideFixtures.ts';
-import type { Req, Target } from './decideReport.ts';
+import { type Req, type Target, targetOn } from './decideReport.ts';
 import { installUnleash } from './installUnleash.ts';
 import type { Started } from './processes.ts';
 
@@ -63,13 +63,5 @@ export async function unleashTarget(deps: {
   const toggles = ((await probe.json()) as { toggles?: unknown[] }).toggles;
   if (!probe.ok || !Array.isArray(toggles) || toggles.length === 0)
     throw new Error(`unleash /api/frontend answered ${probe.status}`);
-  return [
-    {
-      key: 'unleash',
-      name: 'unleash /api/frontend',
-      url: peer.url,
-      pid: peer.child.pid!,
-      make: frontend,
-    },
-  ];
+  return [targetOn(peer, 'unleash', 'unleash /api/frontend', frontend)];
 }

@@ -57,7 +57,7 @@ function evaluate(job: Job): Answer {
   const base = requestContext(job.req, project, withOverridesStore);
   const evaluations = evaluateFlags(
     project.flags,
-    job.stored ? completedContext(base, job.req, project, job.stored) : base,
+    job.stored ? completedContext(base, job.req, job.stored) : base,
     { now: () => now, ...(job.req.keys ? { keys: job.req.keys } : {}) },
   );
   // A complete pass leaves nothing to load: settle makes anything undecided an error.

@@ -69,12 +69,12 @@ export function mergeNeeds(evaluations: readonly FlagEvaluation[]): Needs | unde
 function groupsOf(
   req: FlagEvaluationRequest,
   complete: boolean,
-  stored?: (name: string, key: string) => Record<string, unknown> | undefined,
+  stored?: (name: string) => Record<string, unknown> | undefined,
 ): Record<string, GroupContext> {
   const out: Record<string, GroupContext> = {};
   for (const [name, key] of Object.entries(req.groups ?? {})) {
     const supplied = req.groupProperties?.[name] ?? {};
-    const base = stored?.(name, key);
+    const base = stored?.(name);
     out[name] = { key, properties: base ? { ...base, ...supplied } : supplied, complete };
   }
   return out;
@@ -87,7 +87,7 @@ function groupsOf(
 export type StoredContext = {
   /** the person's stored properties; absent when no person has the distinct id */
   person?: Record<string, unknown>;
-  /** `<group type index>:<group key>` → the group's stored properties */
+  /** group type name → the stored properties of the request's group of that type */
   groups: [string, Record<string, unknown>][];
   hashKeyOverrides: Record<string, string>;
   /** the project's static cohorts that hold the person (only when the project has any) */
@@ -104,11 +104,13 @@ async function loadStored(
   project: Pick<ProjectFlags, 'groupTypeMapping' | 'staticCohortIds'>,
   needs: Needs,
 ): Promise<StoredContext> {
-  const indexOf = groupIndexes(project);
+  const indexOf = new Map(
+    Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]),
+  );
   const wantedGroups = needs.groups.flatMap((name) => {
     const key = req.groups?.[name];
     const index = indexOf.get(name);
-    return key === undefined || index === undefined ? [] : [{ index, key }];
+    return key === undefined || index === undefined ? [] : [{ name, index, key }];
   });
   const [person, groups] = await Promise.all([
     needs.person || needs.hashKeyOverrides
@@ -126,16 +128,16 @@ async function loadStored(
   ]);
   return {
     ...(person ? { person: person.properties } : {}),
-    groups: [...groups],
+    groups: wantedGroups.flatMap(({ name, index, key }) => {
+      const properties = groups.get(`${index}:${key}`);
+      return properties ? [[name, properties] as [string, Record<string, unknown>]] : [];
+    }),
     hashKeyOverrides,
     ...(project.staticCohortIds.size > 0
       ? { staticCohortMemberships: memberships.map(String) }
       : {}),
   };
 }
-
-const groupIndexes = (project: Pick<ProjectFlags, 'groupTypeMapping'>) =>
-  new Map(Object.entries(project.groupTypeMapping).map(([i, name]) => [name, Number(i)]));
 
 /**
  * The complete context: the first pass's with the stored data under the request's properties
@@ -144,10 +146,8 @@ const groupIndexes = (project: Pick<ProjectFlags, 'groupTypeMapping'>) =>
 export function completedContext(
   base: EvaluationContext,
   req: FlagEvaluationRequest,
-  project: Pick<ProjectFlags, 'groupTypeMapping'>,
   stored: StoredContext,
 ): EvaluationContext {
-  const indexOf = groupIndexes(project);
   const groups = new Map(stored.groups);
   return {
     ...base,
@@ -155,7 +155,7 @@ export function completedContext(
       ? { staticCohortMemberships: new Set(stored.staticCohortMemberships) }
       : {}),
     person: { properties: { ...stored.person, ...req.personProperties }, complete: true },
-    groups: groupsOf(req, true, (name, key) => groups.get(`${indexOf.get(name)}:${key}`)),
+    groups: groupsOf(req, true, (name) => groups.get(name)),
     hashKeyOverrides: stored.hashKeyOverrides,
   };
 }
@@ -223,11 +223,7 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
         // request: the flags the request's properties decided still answer.
         const stored = await loadStored(deps, req, project, needs).catch(() => null);
         if (stored)
-          evaluations = evaluateFlags(
-            project.flags,
-            completedContext(base, req, project, stored),
-            options,
-          );
+          evaluations = evaluateFlags(project.flags, completedContext(base, req, stored), options);
       }
       return { project, ...settle(evaluations) };
     },
