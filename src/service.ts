@@ -118,10 +118,16 @@ export async function createService(
   // Bootstrap asks the read model whether a project exists: it must have caught up with the log first.
   await runners.get('access')!.caughtUp();
   let booted: Promise<BootstrapResult> | undefined;
+  // Readiness waits for it: the server binds its port first, and a client that waits for
+  // /_readyz and then uses INIT_PERSONAL_API_KEY must find the key there.
+  let bootstrapped = false;
   const runBootstrap = () =>
     (booted ??= bootstrap(ctx, {
       projectApiKey: config.initProjectApiKey,
       personalApiKey: config.initPersonalApiKey,
+    }).then((result) => {
+      bootstrapped = true;
+      return result;
     }));
   if (!options.deferBootstrap) await runBootstrap();
 
@@ -144,6 +150,7 @@ export async function createService(
   );
   const readiness = async () => {
     const failing = [...(await health()).failing];
+    if (!bootstrapped) failing.push('bootstrap (the default project and its keys) not finished');
     await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
     for (const [name, r] of runners) {
       const s = r.status();
