@@ -21,6 +21,7 @@ import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { openapiTransform } from './openapiMedia.ts';
+import { withOperationIds } from './openapiOperationIds.ts';
 import { installRequestLogging } from './requestLogging.ts';
 
 const MAX_REQUEST_ID = 200;
@@ -132,9 +133,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         securitySchemes: { PersonalApiKey: { type: 'http', scheme: 'bearer' } },
       },
       security: [{ PersonalApiKey: [] }],
+      // Relative: the host that serves this document (no public URL is configured).
+      servers: [{ url: '/', description: 'this server' }],
     },
     transform: openapiTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) => withOperationIds(jsonSchemaTransformObject(input)),
   });
   await app.register(swaggerUi, { routePrefix: '/api/schema/swagger-ui' });
   app.get('/api/schema', { schema: { hide: true } }, async () => app.swagger());

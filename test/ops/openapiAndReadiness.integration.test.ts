@@ -1,3 +1,4 @@
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/testService.ts';
@@ -36,6 +37,51 @@ describe('OpenAPI document validity (issue #12)', () => {
     expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
+  });
+
+  it('resolves every $ref and names every operation once, as PostHog does (issue #25)', async () => {
+    const doc = (await t.api('GET', '/api/schema/', undefined, null)).body;
+    // @readme/openapi-parser resolves every $ref and checks operationIds are unique.
+    const result = await validate(structuredClone(doc));
+    expect(result.valid ? '' : compileErrors(result)).toBe('');
+    const text = JSON.stringify(doc);
+    const refs = new Set([...text.matchAll(/"\$ref":"([^"]*)"/g)].map((m) => m[1]));
+    const dangling = [...refs].filter(
+      (ref) => !doc.components.schemas[ref?.replace('#/components/schemas/', '') ?? ''],
+    );
+    expect(dangling).toEqual([]);
+    expect(text).not.toContain('__shared');
+    // The recursive cohort filter is a component of its own, referring to itself.
+    const group = doc.components.schemas.CohortPropertyGroupInput;
+    expect(JSON.stringify(group)).toContain('"#/components/schemas/CohortPropertyGroupInput"');
+    expect(
+      doc.components.schemas.CohortCreateInput.properties.filters.properties.properties,
+    ).toEqual({ $ref: '#/components/schemas/CohortPropertyGroupInput' });
+
+    const ids: Record<string, string> = {};
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>))
+      for (const [method, op] of Object.entries(methods)) ids[`${method} ${path}`] = op.operationId;
+    expect(Object.keys(ids).length).toBeGreaterThan(80);
+    expect(Object.entries(ids).filter(([, id]) => !id)).toEqual([]);
+    expect(new Set(Object.values(ids)).size).toBe(Object.keys(ids).length);
+    const p = '/api/projects/{project_id}';
+    expect(ids).toMatchObject({
+      [`get ${p}/feature_flags/`]: 'feature_flags_list',
+      [`post ${p}/feature_flags/`]: 'feature_flags_create',
+      [`get ${p}/feature_flags/{id}/`]: 'feature_flags_retrieve',
+      [`patch ${p}/feature_flags/{id}/`]: 'feature_flags_partial_update',
+      [`delete ${p}/feature_flags/{id}/`]: 'feature_flags_destroy',
+      [`get ${p}/feature_flags/activity/`]: 'feature_flags_activity_retrieve',
+      [`get ${p}/feature_flags/{id}/activity/`]: 'feature_flags_activity_retrieve_2',
+      [`get ${p}/feature_flags/{feature_flag_id}/role_access/`]: 'feature_flags_role_access_list',
+      [`get ${p}/persons/{id}/`]: 'persons_retrieve',
+      [`post ${p}/persons/{id}/split/`]: 'persons_split_create',
+      [`get ${p}/cohorts/`]: 'cohorts_list',
+      'post /decide/': 'decide_create',
+      'post /batch/': 'batch_create',
+      'get /_readyz': 'readyz_retrieve',
+    });
+    expect(doc.servers).toEqual([{ url: '/', description: 'this server' }]);
   });
 
   it('asks no personal key of the public routes, and one of the /api routes', async () => {

@@ -37,12 +37,17 @@ const CohortProperty = z
   })
   .catchall(z.unknown());
 
-export const CohortPropertyGroup: z.ZodType<PropertyGroup> = z.lazy(() =>
-  z.object({
-    type: z.enum(['AND', 'OR']),
-    values: z.array(z.union([CohortPropertyGroup, BehavioralProperty, CohortProperty])).max(100),
-  }),
-);
+// Registered under an id so the OpenAPI document holds the recursion as a component of its own
+// (`#/components/schemas/CohortPropertyGroupInput`); unnamed, zod put it in a `__shared` $defs
+// that the document's pointers could not reach.
+export const CohortPropertyGroup: z.ZodType<PropertyGroup> = z
+  .lazy(() =>
+    z.object({
+      type: z.enum(['AND', 'OR']),
+      values: z.array(z.union([CohortPropertyGroup, BehavioralProperty, CohortProperty])).max(100),
+    }),
+  )
+  .meta({ id: 'CohortPropertyGroup' });
 
 export const CohortFiltersInput = z
   .object({ properties: CohortPropertyGroup })
