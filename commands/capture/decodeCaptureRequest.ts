@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import { jsonDepth } from '../../src/core/json.ts';
+import { mayHoldUnstorable, storableValue } from '../../src/core/storable.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
 import { decompressLz64 } from './lz64.ts';
 
@@ -314,27 +315,9 @@ function acceptJson(
 }
 
 /**
- * NUL (U+0000) and lone UTF-16 surrogates in any key or string become U+FFFD. Postgres text and jsonb cannot hold NUL
- * (one such event in the log would stop a projector for good, see src/http/app.ts), and jsonb refuses an unpaired
- * surrogate (`"\ud800"` answered 500); capture-rs replaces NUL in distinct ids the same way, and a client that cuts a
- * string in the middle of an emoji sends the other kind. PostHog keeps such events, so we do too rather than refuse
- * the request. JSON carries both as `\u` escapes, but an lz64 payload decompresses to a JS string that may hold a raw
- * surrogate, so the walk runs when the text has either.
+ * NUL and lone surrogates become U+FFFD (src/core/storable.ts), as in every other write. JSON carries
+ * both as `\u` escapes, but an lz64 payload decompresses to a JS string that may hold a raw
+ * surrogate: the test on the text sees both, and a clean payload costs that one scan.
  */
-const NEEDS_CLEANING = /\\u0000|\\u[dD][89a-fA-F]|[\uD800-\uDFFF]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-function wellFormed(value: unknown, text: string): unknown {
-  return NEEDS_CLEANING.test(text) ? cleanStrings(value) : value;
-}
-
-const cleanString = (s: string) => s.replace(/\0/g, '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
-
-function cleanStrings(value: unknown): unknown {
-  if (typeof value === 'string') return cleanString(value);
-  if (Array.isArray(value)) return value.map(cleanStrings);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [cleanString(k), cleanStrings(v)]),
-  );
-}
+const wellFormed = (value: unknown, text: string): unknown =>
+  mayHoldUnstorable(text) ? storableValue(value) : value;

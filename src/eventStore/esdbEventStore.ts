@@ -22,6 +22,7 @@ import {
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import type { Event, EventMetadata, EventToAppend, RecordedEvent } from '../core/event.ts';
+import { storableValue } from '../core/storable.ts';
 import {
   type AllFilter,
   type AllPosition,
@@ -84,10 +85,11 @@ function toRecorded(e: EsdbRecordedEvent): RecordedEvent {
     revision: e.revision,
     position: e.position.commit,
     type: e.type,
-    data: e.data as object,
+    // storable, as the Postgres log reads them (src/core/storable.ts): a walk, no text to scan here
+    data: storableValue(e.data as object),
     // events not written by us may lack our metadata; occurredAt is the one field we require
     metadata: isJsonObject(e.metadata)
-      ? (e.metadata as EventMetadata)
+      ? storableValue(e.metadata as EventMetadata)
       : { occurredAt: e.created.toISOString() },
     recordedAt: e.created,
   };

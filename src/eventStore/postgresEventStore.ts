@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import type {
   Event,
   EventMetadata,
@@ -7,6 +7,7 @@ import type {
   PositionedEvent,
   RecordedEvent,
 } from '../core/event.ts';
+import { parseStorableJson } from '../core/storable.ts';
 import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
@@ -51,6 +52,20 @@ type Row = {
   data: object;
   metadata: EventMetadata;
   recorded_ms: number;
+};
+
+/**
+ * The log's `json` columns as they are read: storable (src/core/storable.ts). The column keeps what
+ * an older release appended, NUL and lone surrogates included, and every read model's store
+ * refuses those: a projection, a rebuild and a handler's fold all see U+FFFD instead, as capture
+ * and the API write it now. A clean text costs one regex scan beside its JSON.parse.
+ */
+const JSON_OID = 114;
+const LOG_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === JSON_OID && format !== 'binary'
+      ? parseStorableJson
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 const toRecorded = (r: Row): RecordedEvent => ({
@@ -207,11 +222,12 @@ export function createPostgresEventStore(
       where += backwards ? ` AND revision <= $2` : ` AND revision >= $2`;
     }
     params.push(options.maxCount ?? null);
-    const { rows } = await pool.query<Row>(
-      `SELECT ${COLUMNS} FROM event_log WHERE ${where}
+    const { rows } = await pool.query<Row>({
+      text: `SELECT ${COLUMNS} FROM event_log WHERE ${where}
        ORDER BY revision ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
-      params,
-    );
+      values: params,
+      types: LOG_TYPES,
+    });
     return rows.map(toRecorded) as RecordedEvent<E>[];
   }
 
@@ -231,7 +247,7 @@ export function createPostgresEventStore(
     );
     return rows.map(([position, type, data]) => ({
       type,
-      data: JSON.parse(data),
+      data: parseStorableJson(data) as object,
       position: BigInt(position),
     }));
   }
@@ -243,8 +259,14 @@ export function createPostgresEventStore(
     rowMode?: 'array',
   ): Promise<R[]> {
     const run = async (text: string, values: unknown[]) =>
-      (await pool.query<R & pg.QueryResultRow>({ text, values, ...(rowMode ? { rowMode } : {}) }))
-        .rows;
+      (
+        await pool.query<R & pg.QueryResultRow>({
+          text,
+          values,
+          types: LOG_TYPES,
+          ...(rowMode ? { rowMode } : {}),
+        })
+      ).rows;
     const backwards = options.direction === 'backwards';
     const params: unknown[] = [];
     let where = 'TRUE';

@@ -13,6 +13,7 @@ import {
 } from '../core/errors.ts';
 import { hashKey } from '../core/keys.ts';
 import { hasScope, type Principal, type ProjectAccess } from '../core/principal.ts';
+import { storableValue } from '../core/storable.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -128,8 +129,12 @@ export const apiScope =
           ),
       });
     }
-    // Postgres text cannot hold NUL: a parameter carrying one is the caller's mistake, named as such.
+    // Every body, whatever parsed it (JSON, a route's multipart), is stored as capture stores it:
+    // NUL and lone surrogates as U+FFFD (src/core/storable.ts), before any route sees it. Path and
+    // query parameters are lookups, not values to keep: Postgres text cannot take a NUL there, so a
+    // parameter carrying one is the caller's mistake, named as such.
     app.addHook('preValidation', async (request: FastifyRequest) => {
+      if (request.body !== undefined) request.body = storableValue(request.body);
       for (const source of [request.query, request.params]) {
         if (typeof source !== 'object' || source === null) continue;
         for (const [name, value] of Object.entries(source)) {

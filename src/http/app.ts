@@ -15,8 +15,9 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DomainFailure, invalidInput, validation } from '../core/errors.ts';
+import { DomainFailure, validation } from '../core/errors.ts';
 import { jsonDepth } from '../core/json.ts';
+import { parseStorableJson } from '../core/storable.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
@@ -85,8 +86,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   if (options.metrics) installMetrics(app, options.metrics, options.metricsToken);
   installRequestLogging(app, options.logSummaryMs);
-  // Postgres text and jsonb cannot hold NUL; refusing it here keeps it out of the log, where it
-  // would otherwise stop a projector for good.
+  // NUL and lone surrogates become U+FFFD (src/core/storable.ts): Postgres text and jsonb cannot
+  // hold them, and one in the log would stop a read model. The /api scope cleans bodies of every
+  // other content type too.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
@@ -100,11 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           ),
         );
       }
-      const parsed: unknown = JSON.parse(text);
-      if (/(?<!\\)(?:\\\\)*\\u0000/.test(text)) {
-        return done(new DomainFailure(invalidInput('NUL characters (\\u0000) are not allowed.')));
-      }
-      done(null, parsed);
+      done(null, parseStorableJson(text));
     } catch (error) {
       done(
         new DomainFailure(
