@@ -4,6 +4,7 @@
  * interpolated names are the configured database and the table.
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
 import { escapeLike } from '../shared/propertyFilterTree.ts';
 import {
   type CompiledSelect,
@@ -86,32 +87,6 @@ export type ListResult =
       paging: Paging;
     };
 
-/** ClickHouse errors that a user's expression or filter can cause: answered 400, not 500. */
-const USER_ERRORS = new Set([
-  'CANNOT_PARSE_TEXT',
-  'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
-  'BAD_ARGUMENTS',
-  'CANNOT_PARSE_DATE',
-  'CANNOT_PARSE_DATETIME',
-  'ILLEGAL_TYPE_OF_ARGUMENT',
-  'ILLEGAL_COLUMN',
-  'TYPE_MISMATCH',
-  'ARGUMENT_OUT_OF_BOUND',
-  'CANNOT_CONVERT_TYPE',
-  'CANNOT_PARSE_NUMBER',
-  'ILLEGAL_DIVISION',
-  'ILLEGAL_AGGREGATION',
-  'NOT_AN_AGGREGATE',
-  'NO_COMMON_TYPE',
-  'DECIMAL_OVERFLOW',
-  'CANNOT_COMPILE_REGEXP',
-  'CANNOT_PARSE_UUID',
-  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
-  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
-  'TOO_LARGE_STRING_SIZE',
-  'TIMEOUT_EXCEEDED',
-  'MEMORY_LIMIT_EXCEEDED',
-]);
 export const QUERY_TIMEOUT_SECONDS = 60;
 /** Memory one events or analytics query may use (the embedded ClickHouse shares the process). */
 export const QUERY_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
@@ -136,13 +111,11 @@ export async function runEventsQuery<T>(
     });
     return (await result.json()) as T;
   } catch (error) {
-    const type = (error as { type?: string }).type;
-    if (type && USER_ERRORS.has(type)) {
-      const message = (error as Error).message
-        .split(/[:.]?\s*(?:In scope|\(version )/)[0]!
-        .slice(0, 300);
-      throw new HogQLError(`The query could not run (${type}): ${message}`);
-    }
+    // what the user's expressions or filters made ClickHouse refuse is a 400 naming the error
+    // (src/runtime/clickhouseErrors.ts); an outage stays a 503 and anything else a 500
+    const refused = clickHouseQueryError(error);
+    if (refused)
+      throw new HogQLError(`The query could not run (${refused.type}): ${refused.message}`);
     throw error;
   }
 }

@@ -8,8 +8,12 @@
  * relies on that).
  */
 
-export type ParamType = 'String' | 'Int64' | 'Float64' | 'Bool' | 'Array(String)';
-export type ParamValue = string | number | boolean | readonly string[];
+export type ParamType = 'String' | 'Int64' | 'UInt64' | 'Float64' | 'Bool' | 'Array(String)';
+export type ParamValue = string | number | bigint | boolean | readonly string[];
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
 
 export class Params {
   readonly values: Record<string, ParamValue> = {};
@@ -36,9 +40,20 @@ export class Params {
     return this.add([...values], 'Array(String)');
   }
 
-  /** Integers that JavaScript holds exactly go as Int64, every other number as Float64. */
-  number(value: number): string {
-    return Number.isSafeInteger(value) ? this.add(value, 'Int64') : this.add(value, 'Float64');
+  /**
+   * Integers go as Int64 (UInt64 from 2^63 to 2^64 − 1, as ClickHouse types such a literal), every
+   * other number as Float64. A bigint goes as its exact digits; a whole float beyond ±2^53 as its
+   * text (chDB refuses to send such a JavaScript number, it has lost digits; ClickHouse reads `1e+21`).
+   */
+  number(value: number | bigint): string {
+    if (typeof value === 'bigint') {
+      if (value >= INT64_MIN && value <= INT64_MAX) return this.add(value, 'Int64');
+      if (value >= 0n && value <= UINT64_MAX) return this.add(value, 'UInt64');
+      return this.number(Number(value));
+    }
+    if (Number.isSafeInteger(value)) return this.add(value, 'Int64');
+    if (!Number.isFinite(value)) throw new RangeError(`Cannot send ${value} to ClickHouse`);
+    return this.add(Number.isInteger(value) ? String(value) : value, 'Float64');
   }
 }
 

@@ -173,7 +173,8 @@ function constant(e: Expr, key: string): Constant {
     throw new HogQLError(
       `person.properties.${key} can only be compared with a constant (a string, number, boolean or NULL)`,
     );
-  return e.value;
+  // person properties compare as floats (numberEquals): a 64-bit integer literal becomes its float
+  return typeof e.value === 'bigint' ? Number(e.value) : e.value;
 }
 const asText = (v: string | boolean) => (typeof v === 'boolean' ? (v ? 'true' : 'false') : v);
 

@@ -5,6 +5,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { DomainFailure } from '../core/errors.ts';
 import { isDependencyUnavailable } from '../db/postgres.ts';
+import { clickHouseQueryError } from '../runtime/clickhouseErrors.ts';
 import { type ApiErrorBody, httpError } from './apiError.ts';
 
 // character_not_in_repertoire (NUL), untranslatable_character, invalid_regular_expression,
@@ -80,6 +81,18 @@ export function installErrorHandler(app: FastifyInstance): void {
         type: 'validation_error',
         code: 'invalid_input',
         detail: 'The request contains a value that cannot be stored or compared.',
+        attr: null,
+      });
+    }
+    const refused = clickHouseQueryError(error);
+    if (refused) {
+      // Backstop: the events reader already turns these into a 400 naming the expression's error;
+      // any other ClickHouse query a request's values reach answers the same way, never a 500.
+      request.log.warn({ err: error }, 'query refused by ClickHouse');
+      return send(400, {
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: `The query could not run (${refused.type}): ${refused.message}`,
         attr: null,
       });
     }

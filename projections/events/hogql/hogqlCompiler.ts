@@ -298,11 +298,11 @@ export class ExprCompiler {
     return c;
   }
 
-  private constant(v: string | number | boolean | null): Compiled {
+  private constant(v: string | number | bigint | boolean | null): Compiled {
     if (v === null) return value('NULL', 'null');
     if (typeof v === 'boolean') return value(this.params.add(v, 'Bool'), 'bool');
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new HogQLError('Number out of range');
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      if (typeof v === 'number' && !Number.isFinite(v)) throw new HogQLError('Number out of range');
       return value(this.params.number(v), 'number');
     }
     return value(this.params.string(v), 'string');

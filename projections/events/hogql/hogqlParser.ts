@@ -17,6 +17,13 @@
  *               | name ('.' (name | number) | '[' string ']')*
  *
  * Select items may end in `AS alias`; orderBy items in ASC/DESC (or start with '-').
+ *
+ * Bounded before anything reaches ClickHouse (whose parser stops at an AST 1,000 levels deep, and
+ * every level here becomes one to three function calls there): an expression is at most
+ * `MAX_EXPRESSION_LENGTH` characters and `MAX_DEPTH` levels deep. Depth counts every nesting:
+ * parentheses, function arguments, NOT, unary minus, and each operator of a chain (`a + b + c` is
+ * `plus(plus(a, b), c)`); the parser's own recursion stops at the same limit, so no input can
+ * exhaust its stack.
  */
 import { HogQLError, type Token, tokenize } from './hogqlTokenizer.ts';
 
@@ -34,7 +41,7 @@ export type CompareOp =
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
 export type Expr =
-  | { kind: 'constant'; value: string | number | boolean | null }
+  | { kind: 'constant'; value: string | number | bigint | boolean | null }
   | { kind: 'field'; chain: string[] }
   | { kind: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean }
   | { kind: 'compare'; op: CompareOp; left: Expr; right: Expr }
@@ -90,11 +97,42 @@ const COMPARE: Record<string, CompareOp> = {
   '>=': '>=',
 };
 
-const MAX_DEPTH = 64;
+/** Characters in one expression (a select, where or orderBy item, a `hogql` property filter). */
+export const MAX_EXPRESSION_LENGTH = 4000;
+/** Levels of nesting in one expression (see the file comment). */
+export const MAX_DEPTH = 100;
+
+const tooDeep = () => new HogQLError(`the expression is nested more than ${MAX_DEPTH} levels deep`);
+
+/**
+ * The depth of a parsed tree: the operators and calls on its longest path (a leaf is 0, `a = 1` is
+ * 1, a chain of 2,000 `+` is 2,000), measured without recursion.
+ */
+export function depthOf(root: Expr): number {
+  let deepest = 0;
+  const pending: [Expr, number][] = [[root, 0]];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const [e, depth] = item;
+    const children =
+      e.kind === 'call' || e.kind === 'and' || e.kind === 'or'
+        ? e.args
+        : e.kind === 'compare' || e.kind === 'arith'
+          ? [e.left, e.right]
+          : e.kind === 'in'
+            ? [e.left, ...e.list]
+            : e.kind === 'not' || e.kind === 'neg' || e.kind === 'isNull'
+              ? [e.expr]
+              : [];
+    if (e.kind !== 'constant' && e.kind !== 'field') deepest = Math.max(deepest, depth + 1);
+    for (const child of children) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
 
 class Parser {
   private i = 0;
-  private depth = 0;
+  /** levels entered: parentheses, arguments, NOT, unary minus (the whole expression is level 0) */
+  private depth = -1;
   constructor(private readonly tokens: Token[]) {}
 
   private get peek(): Token {
@@ -147,12 +185,15 @@ class Parser {
     if (this.peek.kind !== 'eof') this.fail();
   }
 
-  expr(): Expr {
-    if (++this.depth > MAX_DEPTH)
-      throw new HogQLError(`Expression nested too deeply (over ${MAX_DEPTH} levels)`);
-    const e = this.or();
+  /** Runs one level of the descent, refusing to go deeper than `MAX_DEPTH`. */
+  private nested<T>(parse: () => T): T {
+    if (++this.depth > MAX_DEPTH) throw tooDeep();
+    const e = parse();
     this.depth--;
     return e;
+  }
+  expr(): Expr {
+    return this.nested(() => this.or());
   }
   private or(): Expr {
     const args = [this.and()];
@@ -172,7 +213,7 @@ class Parser {
       !this.isKeyword('ilike', 1)
     ) {
       this.i++;
-      return { kind: 'not', expr: this.not() };
+      return { kind: 'not', expr: this.nested(() => this.not()) };
     }
     return this.comparison();
   }
@@ -223,9 +264,11 @@ class Parser {
   }
   private unary(): Expr {
     if (this.acceptOp('-')) {
-      const inner = this.unary();
+      const inner = this.nested(() => this.unary());
       if (inner.kind === 'constant' && typeof inner.value === 'number')
         return { kind: 'constant', value: -inner.value };
+      if (inner.kind === 'constant' && typeof inner.value === 'bigint')
+        return { kind: 'constant', value: exactInteger(-inner.value) };
       return { kind: 'neg', expr: inner };
     }
     return this.primary();
@@ -288,32 +331,47 @@ class Parser {
   }
 }
 
+/** A negated bigint literal back to a number when JavaScript holds it exactly. */
+const exactInteger = (n: bigint): number | bigint =>
+  Number.isSafeInteger(Number(n)) ? Number(n) : n;
+
+function parserOf(text: string): Parser {
+  if (text.length > MAX_EXPRESSION_LENGTH)
+    throw new HogQLError(`the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`);
+  return new Parser(tokenize(text));
+}
+/** The parsed tree, once its depth is known to be within `MAX_DEPTH`. */
+function bounded(expr: Expr): Expr {
+  if (depthOf(expr) > MAX_DEPTH) throw tooDeep();
+  return expr;
+}
+
 /** One HogQL expression, nothing after it. */
 export function parseExpr(text: string): Expr {
-  const p = new Parser(tokenize(text));
+  const p = parserOf(text);
   const expr = p.expr();
   p.expectEnd();
-  return expr;
+  return bounded(expr);
 }
 
 /** A select item: an expression with an optional `AS alias`. */
 export function parseSelectItem(text: string): { expr: Expr; alias: string | null } {
-  const p = new Parser(tokenize(text));
+  const p = parserOf(text);
   const expr = p.expr();
   let alias: string | null = null;
   if (p.acceptKeyword('as')) alias = p.alias();
   p.expectEnd();
-  return { expr, alias };
+  return { expr: bounded(expr), alias };
 }
 
 /** An orderBy item: `-expr`, or `expr [ASC|DESC]`. */
 export function parseOrderItem(text: string): { expr: Expr; desc: boolean } {
   const trimmed = text.trim();
   if (trimmed.startsWith('-')) return { expr: parseExpr(trimmed.slice(1)), desc: true };
-  const p = new Parser(tokenize(trimmed));
+  const p = parserOf(trimmed);
   const expr = p.expr();
   const desc = p.acceptKeyword('desc');
   if (!desc) p.acceptKeyword('asc');
   p.expectEnd();
-  return { expr, desc };
+  return { expr: bounded(expr), desc };
 }

@@ -5,10 +5,16 @@
 
 import type { Params } from '../sqlParams.ts';
 import { type Compiled, ExprCompiler } from './hogqlCompiler.ts';
-import { type Expr, parseExpr, parseOrderItem, parseSelectItem } from './hogqlParser.ts';
+import {
+  type Expr,
+  MAX_EXPRESSION_LENGTH,
+  parseExpr,
+  parseOrderItem,
+  parseSelectItem,
+} from './hogqlParser.ts';
 import { HogQLError } from './hogqlTokenizer.ts';
 
-export const MAX_EXPRESSION_LENGTH = 4000;
+export { MAX_DEPTH, MAX_EXPRESSION_LENGTH } from './hogqlParser.ts';
 export const MAX_ITEMS = 50;
 
 export type CompiledSelect = Readonly<{
@@ -39,13 +45,16 @@ export function checkItems(items: readonly string[], what: string): void {
   }
 }
 
+/** The expression as an error quotes it: its start when it is long (600 NOTs say little). */
+const quoted = (text: string) => (text.length > 80 ? `${text.slice(0, 60)}…` : text);
+
 /** Runs `fn`, prefixing a HogQL error with the expression it came from. */
 export function about<T>(what: string, text: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
     if (error instanceof HogQLError)
-      throw new HogQLError(`${what} "${text}": ${error.message}`, what);
+      throw new HogQLError(`${what} "${quoted(text)}": ${error.message}`, what);
     throw error;
   }
 }

@@ -4,7 +4,9 @@ import { DomainFailure, invalidInput } from '../../../src/core/errors.ts';
  *
  * Identifiers: letters, digits, `_` and `$` (not starting with a digit), or quoted with backticks
  * or double quotes. Strings: single quotes, with `''` or backslash escapes. Numbers: decimal
- * integers and decimals with an optional exponent.
+ * integers and decimals with an optional exponent. An integer JavaScript cannot hold exactly but a
+ * 64-bit ClickHouse integer can (up to 2^64 − 1) stays exact as a bigint; a larger integer is a
+ * float, as in ClickHouse; a float beyond ±1.8e308 is refused (it would be infinity).
  */
 
 export class HogQLError extends DomainFailure {
@@ -19,7 +21,7 @@ export class HogQLError extends DomainFailure {
 }
 
 export type Token =
-  | { kind: 'number'; value: number; text: string; pos: number }
+  | { kind: 'number'; value: number | bigint; text: string; pos: number }
   | { kind: 'string'; value: string; pos: number }
   | { kind: 'ident'; value: string; quoted: boolean; pos: number }
   | { kind: 'op'; value: string; pos: number }
@@ -94,6 +96,25 @@ function readQuoted(
   throw new HogQLError(`Unterminated ${what} starting at position ${start}`);
 }
 
+const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y;
+const UINT64_MAX = 2n ** 64n - 1n;
+/** the literal as written, cut for an error message (a number may be 4,000 digits long) */
+const shown = (text: string) => (text.length > 24 ? `${text.slice(0, 20)}…` : text);
+
+function numberValue(text: string, pos: number): number | bigint {
+  if (/^\d+$/.test(text)) {
+    const exact = BigInt(text);
+    if (exact <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(exact);
+    if (exact <= UINT64_MAX) return exact;
+  }
+  const value = Number(text);
+  if (!Number.isFinite(value))
+    throw new HogQLError(
+      `Number ${shown(text)} at position ${pos} is out of range: numbers must lie within ±1.8e308 (a 64-bit float)`,
+    );
+  return value;
+}
+
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -117,11 +138,12 @@ export function tokenize(text: string): Token[] {
       i = end;
       continue;
     }
-    const number = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(text.slice(i));
+    NUMBER.lastIndex = i;
+    const number = /[\d.]/.test(c) ? NUMBER.exec(text) : null;
     if (number && (c !== '.' || tokens.at(-1)?.kind !== 'ident')) {
       if (isIdentPart(text[i + number[0].length] ?? ''))
         throw new HogQLError(`Invalid number at position ${i}`);
-      tokens.push({ kind: 'number', value: Number(number[0]), text: number[0], pos: i });
+      tokens.push({ kind: 'number', value: numberValue(number[0], i), text: number[0], pos: i });
       i += number[0].length;
       continue;
     }
