@@ -40,6 +40,7 @@ import { timedEventStore } from './eventStore/timedEventStore.ts';
 import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
+import { parkedEventsReader } from './processing/parkedEvents.ts';
 import { registerProjectionGauges } from './processing/projectionGauges.ts';
 import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
 import { startRunners } from './processing/readModelVersions.ts';
@@ -140,7 +141,12 @@ export async function createService(
       }));
       if (!ping.success) failing.push('clickhouse');
     }
-    return { ok: failing.length === 0, failing };
+    // A read model that parked events serves, degraded: said here and in status, never a failure.
+    const degraded = failing.includes('postgres')
+      ? []
+      : [...(await parkedEventsReader(stores.pool).counts().catch(() => new Map<string, number>()))]
+          .map(([name, n]) => `projection ${name}: ${n} parked event${n === 1 ? '' : 's'}`);
+    return { ok: failing.length === 0, failing, degraded };
   });
   // Readiness = health (the databases, checked once a second at most) + the log + the projections.
   const stuck = stuckProjections(
@@ -162,7 +168,7 @@ export async function createService(
         if (why) failing.push(why);
       }
     }
-    return { ok: failing.length === 0, failing };
+    return { ok: failing.length === 0, failing, degraded: (await health()).degraded };
   };
   const geoip = await openGeoIp();
   const definitions = flagDefinitions({
@@ -224,7 +230,13 @@ export async function createService(
       for (const [reason, n] of Object.entries(droppedBy)) metrics.droppedEvents.inc({ reason }, n);
     },
   );
-  registerProjectionGauges(metrics, runners, stores.store);
+  registerProjectionGauges(
+    metrics,
+    runners,
+    new Map(readModelEntries(chModels).map((m) => [m.name, m.filter])),
+    stores.store,
+    stores.pool,
+  );
   const calculations = cohortCalculations(
     { ...ctx, ...(clickhouse ? { clickhouse } : {}) },
     config.cohortCalculationSchedule,

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ReadModelBehind } from '../../src/processing/poisonEvents.ts';
 import { checkpointId, readCheckpoint } from '../../src/processing/projection.ts';
 import type { GroupTypesLookup } from '../events/eventsProjection.ts';
 import { personsProjection } from './personsProjection.ts';
@@ -15,7 +16,7 @@ export const groupTypesLookup =
     for (let attempt = 0; ; attempt++) {
       if ((await readCheckpoint(pool, checkpointId(personsProjection))) >= upToPosition) break;
       if (attempt >= 100)
-        throw new Error('waiting for the persons projection to assign group types');
+        throw new ReadModelBehind('waiting for the persons projection to assign group types');
       await new Promise((r) => setTimeout(r, 20));
     }
     return personsReader(pool).groupTypeIndexes(projectIds);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ReadModelBehind } from '../../src/processing/poisonEvents.ts';
 import { checkpointId, readCheckpoint } from '../../src/processing/projection.ts';
 import { analyticsPersonsReader, type DistinctIdOwner } from './analyticsPersonsReader.ts';
 import { personsProjection } from './personsProjection.ts';
@@ -18,7 +19,8 @@ export const personMappingLookup =
   async (wanted, upToPosition) => {
     for (let attempt = 0; ; attempt++) {
       if ((await readCheckpoint(pool, checkpointId(personsProjection))) >= upToPosition) break;
-      if (attempt >= 100) throw new Error('waiting for the persons projection to merge persons');
+      if (attempt >= 100)
+        throw new ReadModelBehind('waiting for the persons projection to merge persons');
       await new Promise((r) => setTimeout(r, 20));
     }
     const reader = analyticsPersonsReader(pool);

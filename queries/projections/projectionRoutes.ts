@@ -16,8 +16,28 @@ const ProjectionsStatus = z
           .string()
           .describe('events of its kinds not applied yet (counted up to 1,000, then "1000+")'),
         lag_seconds: z.number().describe('age of the oldest of them; 0 when caught up'),
+        parked_events: z
+          .number()
+          .int()
+          .describe('events it could not apply and set aside (it goes on with the next ones)'),
       }),
     ),
+    parked: z
+      .array(
+        z.object({
+          read_model: z.string(),
+          position: z.string().describe("the parked event's log position"),
+          stream: z.string(),
+          event_type: z.string(),
+          event_id: z.string(),
+          error: z.string().describe('why the read model could not apply it'),
+          attempts: z.number().int(),
+          parked_at: z.string(),
+        }),
+      )
+      .describe(
+        'parked events, oldest first by read model (the first 100; `npm run cli -- parked list` has all, and replays or drops them)',
+      ),
   })
   .meta({ id: 'ProjectionsStatus' });
 
@@ -35,7 +55,7 @@ export const projectionRoutes =
         config: { scope: '*' },
         schema: {
           tags: ['ops'],
-          summary: 'Read model positions, pending events and lag',
+          summary: 'Read model positions, pending events, lag and parked events',
           response: { 200: ProjectionsStatus, ...errorResponses },
         },
       },

@@ -25,6 +25,7 @@ import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { openStores } from '../runtime/stores.ts';
 import { NotFound, required, UsageError } from './errors.ts';
 import { transferLog } from './logCommands.ts';
+import { parkedCommand } from './parkedCommands.ts';
 import { progressReporter } from './progress.ts';
 import type { Options } from './usage.ts';
 
@@ -159,6 +160,7 @@ async function run(
   }
   if (noun === 'log') return transferLog(ctx, verb, o);
   if (noun === 'status') return readModelStatus(ctx);
+  if (noun === 'parked') return parkedCommand(ctx, verb, arg, o);
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
     if (serverRunning && !config.clickhouseUrl) {
@@ -293,7 +295,8 @@ export async function runCommand(positionals: string[], values: Options): Promis
   // `person history` reads the log up to where the persons read model is (its time-travel index):
   // it brings that one up to date, and leaves the others alone.
   // `status` reports where the read models are; running them here would change the answer.
-  const readOnly = positionals[0] === 'person' || positionals[0] === 'status';
+  // `parked` acts on read models under their checkpoint locks, beside a server that runs them.
+  const readOnly = ['person', 'status', 'parked'].includes(positionals[0] ?? '');
   // An outdated read model (built by another version) is left to the server's upgrade, or to
   // `rebuild`: replaying from its new checkpoint into the old tables would fold everything twice.
   for (const r of runners.values())

@@ -104,6 +104,33 @@ program
   .description('each read model against the log head: position, pending events, lag')
   .action(action('status'));
 
+const parked = program
+  .command('parked')
+  .description('events a read model could not apply and set aside: list, replay, drop');
+parked
+  .command('list')
+  .description('the parked events (of one read model, or of all), with why they failed')
+  .argument('[read-model]', 'e.g. persons, clickhouse:events')
+  .action(action('parked', 'list'));
+parked
+  .command('replay')
+  .description(
+    'apply parked events to a Postgres read model now (once the cause is fixed); those that fail stay parked',
+  )
+  .argument('<read-model>', 'e.g. persons')
+  .option('--position <position>', 'the parked event at this log position')
+  .option('--all', 'every parked event of the read model, oldest first')
+  .action(action('parked', 'replay'));
+parked
+  .command('drop')
+  .description(
+    'forget parked events (they stay in the log; a rebuild parks them again if they fail)',
+  )
+  .argument('<read-model>', 'e.g. persons, clickhouse:events')
+  .option('--position <position>', 'the parked event at this log position')
+  .option('--all', 'every parked event of the read model')
+  .action(action('parked', 'drop'));
+
 const log = program.command('log').description('the event log: export (backup), import (restore)');
 log
   .command('export')

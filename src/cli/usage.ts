@@ -26,4 +26,6 @@ export type Options = {
   to?: string;
   from?: string;
   until?: string;
+  position?: string;
+  all?: boolean;
 };

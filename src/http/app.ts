@@ -27,7 +27,7 @@ import { installRequestLogging } from './requestLogging.ts';
 
 const MAX_REQUEST_ID = 200;
 
-export type Readiness = () => Promise<{ ok: boolean; failing: string[] }>;
+export type Readiness = () => Promise<{ ok: boolean; failing: string[]; degraded?: string[] }>;
 
 export type AppOptions = Readonly<{
   auth: AuthLookup;
@@ -147,7 +147,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         tags: ['ops'],
         security: [],
         response: {
-          200: z.object({ status: z.literal('ok') }),
+          200: z.object({
+            status: z.literal('ok'),
+            degraded: z
+              .array(z.string())
+              .optional()
+              .describe('what serves but needs an operator: read models with parked events'),
+          }),
           503: z.object({ status: z.literal('unavailable'), failing: z.array(z.string()) }),
         },
       },
@@ -155,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async (_request, reply) => {
       const h = await options.health();
       return h.ok
-        ? { status: 'ok' as const }
+        ? { status: 'ok' as const, ...(h.degraded?.length ? { degraded: h.degraded } : {}) }
         : reply.status(503).send({ status: 'unavailable' as const, failing: h.failing });
     },
   );
@@ -166,7 +172,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         tags: ['ops'],
         security: [],
         response: {
-          200: z.object({ status: z.literal('ready') }),
+          200: z.object({
+            status: z.literal('ready'),
+            degraded: z
+              .array(z.string())
+              .optional()
+              .describe('what serves but needs an operator: read models with parked events'),
+          }),
           503: z.object({ status: z.literal('not_ready'), failing: z.array(z.string()) }),
         },
       },
@@ -174,7 +186,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async (_request, reply) => {
       const r = await options.readiness();
       return r.ok
-        ? { status: 'ready' as const }
+        ? { status: 'ready' as const, ...(r.degraded?.length ? { degraded: r.degraded } : {}) }
         : reply.status(503).send({ status: 'not_ready' as const, failing: r.failing });
     },
   );

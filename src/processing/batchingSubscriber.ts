@@ -1,5 +1,10 @@
 import type { RecordedEvent } from '../core/event.ts';
 import type { AllFilter, EventStore, Subscription } from '../eventStore/eventStore.ts';
+import { errorText } from './parkedEvents.ts';
+import { applyOrPark } from './poisonEvents.ts';
+
+/** tries of a failing batch, then of the event that fails alone, before that event is parked */
+export const PARK_AFTER_ATTEMPTS = 3;
 
 export type BatchingSubscriber = Readonly<{
   start(after: bigint): void;
@@ -14,8 +19,9 @@ export type BatchingSubscriber = Readonly<{
 /**
  * What both runners (Postgres and ClickHouse read models) share: subscribe from a position, gather
  * events into batches (up to `batchSize`, or whatever arrived within `maxWaitMs`), hand each batch
- * to `apply` — retried with backoff until it succeeds, never skipped — and tell waiters when a
- * position has been applied.
+ * to `apply` — retried with backoff while the stores fail; when its events do, split until the one
+ * event that fails alone is found, which is parked (`park`) — and tell waiters when a position has
+ * been applied.
  */
 export function createBatchingSubscriber(options: {
   store: EventStore;
@@ -25,6 +31,11 @@ export function createBatchingSubscriber(options: {
   maxWaitMs: number;
   /** applies a batch and returns the position the read model is now at */
   apply: (batch: RecordedEvent[]) => Promise<bigint>;
+  /**
+   * sets aside an event that failed alone `attempts` times, moves the read model past it and
+   * returns its position now; without it a failing batch is retried until it succeeds
+   */
+  park?: (event: RecordedEvent, error: unknown, attempts: number) => Promise<bigint>;
   log?: ((msg: string) => void) | undefined;
   name: string;
 }): BatchingSubscriber {
@@ -45,24 +56,47 @@ export function createBatchingSubscriber(options: {
     waiters = pending;
   };
 
-  async function applyWithRetry(batch: RecordedEvent[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const applied = await options.apply(batch);
-        if (applied > position) position = applied;
-        lastError = undefined;
-        settleWaiters();
-        return;
-      } catch (error) {
-        lastError = error instanceof Error ? error.message : String(error);
+  /** applies a batch: retried while the stores fail, split and parked when its events do */
+  const applyWithRetry = (batch: RecordedEvent[]): Promise<void> =>
+    applyOrPark(batch, {
+      apply: async (events) => {
+        advance(await options.apply(events));
+      },
+      park: async (event, error, attempts) => {
+        if (!options.park) throw error;
+        advance(await options.park(event, error, attempts));
+        const at = `position ${event.position} (${event.type}, stream ${event.streamName})`;
         options.log?.(
-          `projection ${options.name}: batch failed (attempt ${attempt + 1}): ${lastError}`,
+          `projection ${options.name}: parked the event at ${at} after ${attempts} attempts: ${errorText(error)}`,
         );
-        if (!running) throw error;
-        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
-      }
-    }
-  }
+      },
+      // without a way to park, a failing batch is retried until it succeeds (as before)
+      attempts: options.park ? PARK_AFTER_ATTEMPTS : Number.POSITIVE_INFINITY,
+      retryTransient: true,
+      delay: (attempt) =>
+        new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** (attempt - 1)))),
+      stopping: () => !running,
+      onFailure: ({ error, events, attempt, transient }) => {
+        // Readiness fails on lastError: for the stores failing, not for an event about to be
+        // parked (a few seconds of splitting; the read model serves throughout).
+        if (transient) lastError = errorText(error);
+        const first = events[0]!;
+        const last = events[events.length - 1]!;
+        const what =
+          events.length === 1
+            ? `the event at position ${first.position} (${first.type}, stream ${first.streamName})`
+            : `the batch of ${events.length} events at positions ${first.position}–${last.position}`;
+        options.log?.(
+          `projection ${options.name}: ${what} failed (attempt ${attempt}${transient ? ', the stores' : ''}): ${errorText(error)}`,
+        );
+      },
+    });
+
+  const advance = (applied: bigint) => {
+    if (applied > position) position = applied;
+    lastError = undefined;
+    settleWaiters();
+  };
 
   const flush = (): Promise<void> =>
     (flushing = flushing.then(async () => {

@@ -1,9 +1,12 @@
 import type pg from 'pg';
 import type { RecordedEvent } from '../core/event.ts';
+import { withTransaction } from '../db/postgres.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
 import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
+import { errorText, recordParked } from './parkedEvents.ts';
+import { isTransientFailure } from './poisonEvents.ts';
 import type { ProjectionRunner, RunnerOptions } from './projectionRunner.ts';
 
 type CheckpointRow = { position: string; pending_from: string | null; pending_to: string | null };
@@ -71,9 +74,24 @@ export function createClickHouseProjectionRunner(
       await confirm(to);
       return to;
     },
+    // The parked row and the checkpoint past the event (its pending range cleared) commit together.
+    park: (event, error, attempts) =>
+      withTransaction(pool, async (tx) => {
+        if (event.position <= loop.position()) return loop.position();
+        await recordParked(tx, `clickhouse:${projection.name}`, event, error, attempts);
+        await tx.query(
+          'UPDATE projection_checkpoints SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now() WHERE id = $1',
+          [id, event.position.toString()],
+        );
+        return event.position;
+      }),
   });
 
-  /** Finishes a batch a previous process noted but may not have written. */
+  /**
+   * Finishes a batch a previous process noted but may not have written. A range that ClickHouse
+   * refuses never landed (an insert is one block, all or nothing): it is left to the subscription,
+   * which applies it again from the checkpoint, splitting it and parking what fails.
+   */
   async function recover(cp: CheckpointRow): Promise<void> {
     if (cp.pending_to === null || cp.pending_from === null) return;
     const from = BigInt(cp.pending_from);
@@ -91,7 +109,15 @@ export function createClickHouseProjectionRunner(
       if (wanted.length < batch.length || batch.length === 0) break;
       after = batch[batch.length - 1]!.position;
     }
-    if (events.length > 0) await projection.insert(ch, events, token(from, to));
+    try {
+      if (events.length > 0) await projection.insert(ch, events, token(from, to));
+    } catch (error) {
+      if (isTransientFailure(error)) throw error;
+      options.log?.(
+        `projection ${id}: the pending batch at positions ${from}–${to} failed again (${errorText(error)}); replaying it from the checkpoint`,
+      );
+      return;
+    }
     await confirm(to);
   }
 

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { withTransaction } from '../db/postgres.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
+import { recordParked } from './parkedEvents.ts';
 import {
   checkpointId,
   lockCheckpoint,
@@ -41,7 +42,8 @@ export type RunnerOptions = Readonly<{
  * its checkpoint commit in one transaction, so a crash mid-batch rolls both back and the batch is
  * simply applied again on restart. The checkpoint row lock also serialises several processes
  * (server and CLI) projecting the same read model: events at or below the stored checkpoint were
- * applied by someone else and are skipped.
+ * applied by someone else and are skipped. An event the read model cannot apply is parked
+ * (`parkedEvents.ts`) and the runner goes on.
  */
 export function createProjectionRunner(
   store: EventStore,
@@ -66,6 +68,15 @@ export function createProjectionRunner(
         const next = last > stored ? last : stored;
         if (next !== stored) await storeCheckpoint(tx, id, next);
         return next;
+      }),
+    // The parked row and the checkpoint past the event commit together.
+    park: (event, error, attempts) =>
+      withTransaction(pool, async (tx) => {
+        const stored = await lockCheckpoint(tx, id);
+        if (event.position <= stored) return stored;
+        await recordParked(tx, projection.name, event, error, attempts);
+        await storeCheckpoint(tx, id, event.position);
+        return event.position;
       }),
   });
 

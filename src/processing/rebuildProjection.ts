@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { PositionedEvent, RecordedEvent } from '../core/event.ts';
 import type { EventStore, ReadAllOptions } from '../eventStore/eventStore.ts';
+import { errorText, parkedEventsSchema, recordParked } from './parkedEvents.ts';
+import { applyOrPark, isTransientFailure } from './poisonEvents.ts';
 import {
   type Concurrently,
   checkpointId,
@@ -17,7 +19,13 @@ const SAVE_CONNECTIONS = 3;
 /** pages of the log in flight during a replay (≈ 50–100 MB each as objects at 50,000 events) */
 const READ_AHEAD = 2;
 
-export type RebuildResult = Readonly<{ name: string; events: number; position: bigint }>;
+export type RebuildResult = Readonly<{
+  name: string;
+  events: number;
+  position: bigint;
+  /** events the replay could not apply and set aside (`parked_events`) */
+  parked: number;
+}>;
 
 /** A range of the log read ahead: for the bulk fold (three columns) or for `handle` (every field). */
 type Page = Readonly<{
@@ -51,6 +59,9 @@ export async function rebuildProjection(
     onProgress?: (p: RebuildProgress) => void;
     /** stops the replay between pages (the live read model is left as it was) */
     signal?: AbortSignal;
+    /** false: replay through `handle` only (what a rebuild falls back to when the bulk fold fails) */
+    bulkFold?: boolean;
+    log?: (message: string) => void;
   } = {},
 ): Promise<RebuildResult> {
   // Large pages: a projection loads and saves what a batch touches once per batch, so the replay
@@ -59,14 +70,45 @@ export async function rebuildProjection(
   const batchSize = options.batchSize ?? 50_000;
   const maxFoldEntries = options.maxFoldEntries ?? DEFAULT_MAX_FOLD_ENTRIES;
   const shadow = `rebuild_${projection.name}`;
+  let failedFold: BulkFoldFailed;
   const client = await pool.connect();
   let count = 0;
+  let parked = 0;
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${shadow} CASCADE`);
     await client.query(`CREATE SCHEMA ${shadow}`);
     // public stays on the path so a handler can still read other read models.
     await client.query(`SET search_path TO ${shadow}, public`);
     await client.query(projection.schema);
+    // the events this replay parks, swapped in with the tables (unqualified: the shadow's table)
+    await client.query(parkedEventsSchema);
+    /** `handle` on a batch inside the open transaction, undone alone when it fails */
+    const handleAtSavepoint = async (events: RecordedEvent[]) => {
+      await client.query('SAVEPOINT apply');
+      try {
+        await projection.handle(events, client);
+      } catch (error) {
+        await client.query('ROLLBACK TO SAVEPOINT apply');
+        throw error;
+      }
+      await client.query('RELEASE SAVEPOINT apply');
+    };
+    /** as the live runner does: a failing page is split, the event that fails alone parked */
+    const applyParking = (events: RecordedEvent[]) =>
+      applyOrPark(events, {
+        apply: handleAtSavepoint,
+        park: (event, error, attempts) =>
+          recordParked(client, projection.name, event, error, attempts).then(() => {
+            parked++;
+            options.log?.(
+              `rebuild ${projection.name}: parked the event at position ${event.position} (${event.type}, stream ${event.streamName}): ${errorText(error)}`,
+            );
+          }),
+        // the replay of a page is deterministic: a lone event that fails once is parked
+        attempts: 1,
+        retryTransient: false,
+        delay: async () => undefined,
+      });
 
     let position = -1n;
     /**
@@ -115,7 +157,7 @@ export async function rebuildProjection(
         filter: projection.filter,
       });
       if (batch.length === 0) return 0;
-      await projection.handle(batch, client);
+      await applyParking(batch);
       count += batch.length;
       position = batch[batch.length - 1]!.position;
       options.onProgress?.({ name: projection.name, position, head, events: count });
@@ -126,7 +168,7 @@ export async function rebuildProjection(
     let head = await store.headPosition();
     // In memory first, when the projection can: saved once at the end, or when it grows past the
     // bound, after which the replay goes on page by page through `handle`.
-    let fold = projection.bulkFold?.();
+    let fold = options.bulkFold === false ? undefined : projection.bulkFold?.();
     // A bulk fold is saved into empty tables: their secondary indexes are built once afterwards
     // instead of kept up row by row (issue #11: the save of a 1,000,000-event fold wrote persons
     // in 1.7–2.0 s with every index, 0.9–1.0 s with the keys and the rest built after).
@@ -162,11 +204,13 @@ export async function rebuildProjection(
       const events = recorded ?? (await page.positioned!);
       if (events.length > 0) {
         if (fold) {
-          fold.apply(events);
-          if (fold.size() > maxFoldEntries) await saveFold();
+          await withFold(() => {
+            fold!.apply(events);
+            return fold!.size() > maxFoldEntries ? saveFold() : undefined;
+          });
         } else {
           await client.query('BEGIN');
-          await projection.handle(recorded!, client);
+          await applyParking(recorded!);
           await client.query('COMMIT');
         }
         count += events.length;
@@ -174,7 +218,7 @@ export async function rebuildProjection(
       }
       options.onProgress?.({ name: projection.name, position: page.through, head, events: count });
     }
-    await saveFold();
+    await withFold(saveFold);
 
     // Swap: the live projector waits on the checkpoint lock while we catch up and move tables.
     await client.query('BEGIN');
@@ -187,17 +231,42 @@ export async function rebuildProjection(
       await client.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA public`);
     }
     await storeCheckpoint(client, id, position);
+    await client.query('DELETE FROM public.parked_events WHERE read_model = $1', [projection.name]);
+    await client.query(
+      `INSERT INTO public.parked_events SELECT * FROM ${shadow}.parked_events WHERE read_model = $1`,
+      [projection.name],
+    );
     // the tables now are this version's: an older version's checkpoint no longer describes them
     await dropOtherVersions(client, projection);
     await client.query(`DROP SCHEMA ${shadow} CASCADE`);
     await client.query('COMMIT');
-    return { name: projection.name, events: count, position };
+    return { name: projection.name, events: count, position, parked };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    if (!(error instanceof BulkFoldFailed)) throw error;
+    failedFold = error;
   } finally {
     await client.query('SET search_path TO DEFAULT').catch(() => undefined);
     client.release();
+  }
+  // The fold holds no event positions: which event it failed on is found by replaying again
+  // through `handle`, page by page, where a failing page is split and its culprit parked.
+  options.log?.(
+    `rebuild ${projection.name}: the bulk fold failed (${errorText(failedFold.cause)}); replaying page by page`,
+  );
+  return rebuildProjection(store, pool, projection, { ...options, bulkFold: false });
+}
+
+/** The in-memory fold of a replay failed: on which event is not known (see the fallback above). */
+class BulkFoldFailed extends Error {}
+
+/** Runs a step of the bulk fold; a failure about the events (not the stores) abandons the fold. */
+async function withFold(step: () => Promise<void> | undefined): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (isTransientFailure(error)) throw error;
+    throw new BulkFoldFailed('bulk fold failed', { cause: error });
   }
 }
 

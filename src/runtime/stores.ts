@@ -7,6 +7,7 @@ import { migrateEventLog } from '../eventStore/eventLogMigrations.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { createPostgresEventStore } from '../eventStore/postgresEventStore.ts';
 import { type LogInClickHouse, postgresLogInClickHouse } from '../processing/logInClickHouse.ts';
+import { parkedEventsSchema } from '../processing/parkedEvents.ts';
 import { checkpointsSchema, type PgProjection } from '../processing/projection.ts';
 import { outdatedProjections } from '../processing/readModelVersions.ts';
 import { rebuildRequestsSchema } from '../processing/rebuildRequests.ts';
@@ -43,6 +44,7 @@ export async function openStores(
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hogstream-migrate'))`);
       await tx.query(checkpointsSchema);
       await tx.query(rebuildRequestsSchema);
+      await tx.query(parkedEventsSchema);
       await tx.query(idSequencesSchema);
       outdated = await outdatedProjections(tx, projections);
       // an outdated read model's tables are the old version's: its new DDL runs in the rebuild

@@ -58,7 +58,7 @@ describe('GET /metrics', () => {
     ).toBeGreaterThanOrEqual(1);
     expect((after.values.get(noDistinctId) ?? 0) - (before.values.get(noDistinctId) ?? 0)).toBe(1);
     expect(
-      after.values.get('hogstream_projection_lag_positions{projection="persons"}'),
+      after.values.get('hogstream_projection_pending_events{projection="persons"}'),
     ).toBeGreaterThanOrEqual(0);
     expect(
       after.values.get('hogstream_http_request_duration_seconds_count{route="/decide/"}'),
@@ -69,6 +69,36 @@ describe('GET /metrics', () => {
       true,
     );
     expect(after.text).toMatch(/^hogstream_process_cpu_user_seconds_total \d/m);
+  });
+
+  it('shows what each read model still has to do, as status does: an idle one is not behind', async () => {
+    await capture({ url: t.url, projectApiKey: t.projectApiKey }, [
+      { event: 'lag', properties: { distinct_id: 'lag-1' } },
+    ]);
+    // quiet once every read model has applied the events of its kinds
+    let status: { read_models: { name: string; pending_events: string; lag_seconds: number }[] };
+    for (let i = 0; ; i++) {
+      status = (await t.api('GET', '/api/projections/')).body;
+      if (status.read_models.every((m) => m.pending_events === '0') || i > 100) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const m = await scrape(t.url);
+    // feature flags read no captured event: the head moved past them, yet they have nothing to do
+    const flagsPosition = m.values.get(
+      'hogstream_projection_position{projection="feature_flags"}',
+    )!;
+    expect(m.values.get('hogstream_log_head_position')).toBeGreaterThan(flagsPosition);
+    for (const model of status.read_models) {
+      expect(m.values.get(`hogstream_projection_pending_events{projection="${model.name}"}`)).toBe(
+        Number(model.pending_events),
+      );
+      expect(m.values.get(`hogstream_projection_lag_seconds{projection="${model.name}"}`)).toBe(
+        model.lag_seconds,
+      );
+      expect(m.values.get(`hogstream_projection_parked_events{projection="${model.name}"}`)).toBe(
+        0,
+      );
+    }
   });
 
   it('with METRICS_TOKEN set, answers only a bearer of it (403 in the error shape otherwise)', async () => {
