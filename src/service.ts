@@ -142,10 +142,14 @@ export async function createService(
       if (!ping.success) failing.push('clickhouse');
     }
     // A read model that parked events serves, degraded: said here and in status, never a failure.
-    const degraded = failing.includes('postgres')
-      ? []
-      : [...(await parkedEventsReader(stores.pool).counts().catch(() => new Map<string, number>()))]
-          .map(([name, n]) => `projection ${name}: ${n} parked event${n === 1 ? '' : 's'}`);
+    const parked = failing.includes('postgres')
+      ? new Map<string, number>()
+      : await parkedEventsReader(stores.pool)
+          .counts()
+          .catch(() => new Map<string, number>());
+    const degraded = [...parked].map(
+      ([name, n]) => `projection ${name}: ${n} parked event${n === 1 ? '' : 's'}`,
+    );
     return { ok: failing.length === 0, failing, degraded };
   });
   // Readiness = health (the databases, checked once a second at most) + the log + the projections.
