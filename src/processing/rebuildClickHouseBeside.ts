@@ -1,9 +1,12 @@
 import type pg from 'pg';
 import type { RecordedEvent } from '../core/event.ts';
+import { withTransaction } from '../db/postgres.ts';
 import type { AllFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
 import { type LogInClickHouse, reachesLog, withLogChunk } from './logInClickHouse.ts';
+import { recordParked } from './parkedEvents.ts';
+import { applyOrPark } from './poisonEvents.ts';
 import type { EventFilter } from './projection.ts';
 import type { ProjectionRunner } from './projectionRunner.ts';
 import type { RebuildProgress } from './rebuildProjection.ts';
@@ -21,6 +24,8 @@ const CHUNK = 50_000n;
 const INSERT_BLOCK = 5_000;
 /** entries a read model gathers in memory (`bulk`, ≈ 100 B each) before it writes them */
 const MAX_BULK_ENTRIES = 1_000_000;
+
+type Parked = { event: RecordedEvent; error: unknown };
 
 const matches = (filter: EventFilter, e: RecordedEvent) =>
   (!filter.eventTypes || filter.eventTypes.includes(e.type)) &&
@@ -43,6 +48,8 @@ function unionFilter(filters: readonly EventFilter[]): AllFilter {
  * arrived meanwhile, `EXCHANGE TABLES` puts each shadow table in place, the checkpoints move to
  * the head and the runners start again from there. Queries see the old tables until the exchange;
  * only the last catch-up (seconds) delays read-your-writes. Progress is reported under one name.
+ * An event a shadow refuses is parked as the live runner would; the parked events of each read
+ * model are replaced by the replay's at the swap.
  */
 export async function rebuildClickHouseModelsBeside(deps: {
   store: EventStore;
@@ -60,8 +67,20 @@ export async function rebuildClickHouseModelsBeside(deps: {
     const runner = deps.runners.get(`clickhouse:${projection.name}`);
     if (!runner) throw new Error(`no runner for clickhouse:${projection.name}`);
     const shadow: ClickHouse = { ...ch, database: `${ch.database}_rebuild_${projection.name}` };
-    return { projection, runner, shadow, bulk: projection.bulk?.() };
+    return { projection, runner, shadow, bulk: projection.bulk?.(), parked: [] as Parked[] };
   });
+  /**
+   * An insert into a shadow, as the live runner does it: a block that fails is split and the
+   * event that fails alone parked (noted here, recorded when the shadow is swapped in).
+   */
+  const insertParking = (model: (typeof models)[number], events: RecordedEvent[]) =>
+    applyOrPark(events, {
+      apply: (part) => model.projection.insert(model.shadow, part, null),
+      park: async (event, error) => void model.parked.push({ event, error }),
+      attempts: 1,
+      retryTransient: false,
+      delay: async () => undefined,
+    });
   const filter = unionFilter(deps.projections.map((p) => p.filter));
   const dropShadows = async () => {
     for (const m of models)
@@ -101,10 +120,11 @@ export async function rebuildClickHouseModelsBeside(deps: {
         for (let from = 0; from < wanted.length; from += INSERT_BLOCK) {
           const block = wanted.slice(from, from + INSERT_BLOCK);
           const done = Promise.all(
-            models.map(({ projection, shadow, bulk }) => {
+            models.map((model) => {
+              const { projection, shadow, bulk } = model;
               const theirs = block.filter((e) => matches(projection.filter, e));
               if (theirs.length === 0) return undefined;
-              if (!bulk) return projection.insert(shadow, theirs, null);
+              if (!bulk) return insertParking(model, theirs);
               bulk.add(theirs);
               return bulk.size() > MAX_BULK_ENTRIES
                 ? bulk.write(shadow, theirs[theirs.length - 1]!.position)
@@ -136,7 +156,8 @@ export async function rebuildClickHouseModelsBeside(deps: {
         const range = { after: position, upTo, eventTypes };
         await withLogChunk(ch, log, chunkDatabase, range, async (chunk) => {
           let events: Promise<RecordedEvent[]> | undefined;
-          for (const [i, { projection, shadow, bulk }] of models.entries()) {
+          for (const [i, model] of models.entries()) {
+            const { projection, shadow, bulk } = model;
             const left = new Set(await projection.fromLogChunk!(shadow, chunk, bulk));
             const theirs = [...chunk.types]
               .filter(([type]) => projection.filter.eventTypes?.includes(type) ?? true)
@@ -151,7 +172,7 @@ export async function rebuildClickHouseModelsBeside(deps: {
             });
             const mine = (await events).filter((e) => left.has(e.position));
             if (bulk) bulk.add(mine);
-            else await projection.insert(shadow, mine, null);
+            else await insertParking(model, mine);
           }
           for (const { shadow, bulk } of models)
             if (bulk && bulk.size() > MAX_BULK_ENTRIES) await bulk.write(shadow, upTo);
@@ -178,7 +199,7 @@ export async function rebuildClickHouseModelsBeside(deps: {
     try {
       head = await store.headPosition();
       await replay(head);
-      for (const { projection, shadow } of models) {
+      for (const { projection, shadow, parked } of models) {
         // a data dir no runner has started on yet (a `log import`, then `rebuild`) has no live tables
         for (const statement of projection.ddl(ch.database))
           await ch.client.command({ query: statement });
@@ -188,11 +209,17 @@ export async function rebuildClickHouseModelsBeside(deps: {
           });
         // Every event up to the head is in the swapped-in tables (those of other types included:
         // they are not this read model's), so the live runner goes on from the head.
-        await pool.query(
-          `INSERT INTO projection_checkpoints (id, position) VALUES ($1, $2)
-           ON CONFLICT (id) DO UPDATE SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now()`,
-          [chCheckpointId(projection), head.toString()],
-        );
+        // with the events the replay parked in place of the live runner's
+        await withTransaction(pool, async (tx) => {
+          await tx.query(
+            `INSERT INTO projection_checkpoints (id, position) VALUES ($1, $2)
+             ON CONFLICT (id) DO UPDATE SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now()`,
+            [chCheckpointId(projection), head.toString()],
+          );
+          const readModel = `clickhouse:${projection.name}`;
+          await tx.query('DELETE FROM parked_events WHERE read_model = $1', [readModel]);
+          for (const { event, error } of parked) await recordParked(tx, readModel, event, error, 1);
+        });
       }
     } finally {
       for (const m of models) await m.runner.start();

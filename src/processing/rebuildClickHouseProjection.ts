@@ -35,6 +35,10 @@ export async function rebuildClickHouseProjection(
        ON CONFLICT (id) DO UPDATE SET position = -1, pending_from = NULL, pending_to = NULL, updated_at = now()`,
       [id],
     );
+    // the replay parks again what still fails
+    await client.query('DELETE FROM parked_events WHERE read_model = $1', [
+      `clickhouse:${projection.name}`,
+    ]);
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [id]);
   } finally {
     client.release();
