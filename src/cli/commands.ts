@@ -130,14 +130,28 @@ async function run(
     const progress = progressReporter();
     const onProgress = (p: RebuildProgress) =>
       progress.update(p.name, p.position + 1n, p.head + 1n);
-    type Rebuilt = { name: string; events?: number; position?: string; skipped?: string };
+    type Rebuilt = {
+      name: string;
+      events?: number;
+      position?: string;
+      parked?: number;
+      skipped?: string;
+    };
     // The ClickHouse read models replay beside the Postgres ones: with embedded chDB a running
     // server does that work, so the two rebuilds use both cores (issue #11).
     const postgres = async (): Promise<Rebuilt[]> => {
       const done: Rebuilt[] = [];
       for (const p of chosen) {
-        const r = await rebuildProjection(ctx.store, ctx.pool, p, { onProgress });
-        done.push({ name: r.name, events: r.events, position: r.position.toString() });
+        const r = await rebuildProjection(ctx.store, ctx.pool, p, {
+          onProgress,
+          log: (message) => process.stderr.write(`${message}\n`),
+        });
+        done.push({
+          name: r.name,
+          events: r.events,
+          position: r.position.toString(),
+          parked: r.parked,
+        });
       }
       return done;
     };
@@ -155,7 +169,7 @@ async function run(
     const line = (r: Rebuilt) =>
       r.skipped
         ? `skipped ${r.name}: ${r.skipped}`
-        : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})`;
+        : `rebuilt ${r.name}${r.events !== undefined ? ` from ${r.events} events` : ''} (position ${r.position})${r.parked ? `, ${r.parked} parked (npm run cli -- parked list ${r.name})` : ''}`;
     return { json: { rebuilt }, text: rebuilt.map(line).join('\n') };
   }
   if (noun === 'log') return transferLog(ctx, verb, o);
