@@ -43,9 +43,12 @@ export async function upgradeReadModels(
       `read model ${projection.name}: built by another version, rebuilding it as version ${projection.version} (blue/green)`,
     );
     const started = performance.now();
-    const r = await rebuildProjection(store, pool, projection, signal ? { signal } : {});
+    const r = await rebuildProjection(store, pool, projection, {
+      log,
+      ...(signal ? { signal } : {}),
+    });
     log(
-      `read model ${projection.name}: version ${projection.version} in place (${r.events} events, ${Math.round(performance.now() - started)} ms)`,
+      `read model ${projection.name}: version ${projection.version} in place (${r.events} events, ${Math.round(performance.now() - started)} ms${r.parked ? `, ${r.parked} parked` : ''})`,
     );
     await runners.get(projection.name)?.start();
   }
