@@ -94,5 +94,18 @@ describe('Postgres killed under a running server', () => {
       logged.add((e.data as { uuid: string }).uuid);
     }
     for (const uuid of acknowledged) expect(logged.has(uuid)).toBe(true);
+    // The read models waited the outage out: every acknowledged event is in persons and
+    // ClickHouse, and none was parked (an outage is the stores' fault, never the events').
+    let pending: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      const status = await t.api('GET', '/api/projections/');
+      pending = status.body.read_models.filter(
+        (m: { pending_events: string }) => m.pending_events !== '0',
+      );
+      if (status.status === 200 && pending.length === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pending).toEqual([]);
+    expect((await t.service.stores.pool.query('SELECT * FROM parked_events')).rows).toEqual([]);
   }, 90_000);
 });
