@@ -208,6 +208,11 @@ const FUNCTIONS: Record<string, Fn> = {
   sum: { min: 1, max: 1, aggregate: true, compile: ([x]) => agg(`sum(${asNumber(x!)})`, 'number') },
   avg: { min: 1, max: 1, aggregate: true, compile: ([x]) => agg(`avg(${asNumber(x!)})`, 'number') },
 };
+/** How many arguments each function takes, by its lower-case name (what tests iterate). */
+export const FUNCTION_ARITIES: Readonly<Record<string, Readonly<{ min: number; max: number }>>> =
+  Object.fromEntries(
+    Object.entries(FUNCTIONS).map(([name, f]) => [name, { min: f.min, max: f.max }]),
+  );
 export const FUNCTION_NAMES = [
   'lower',
   'upper',

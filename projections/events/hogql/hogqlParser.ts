@@ -18,39 +18,15 @@
  *
  * Select items may end in `AS alias`; orderBy items in ASC/DESC (or start with '-').
  *
- * Bounded before anything reaches ClickHouse (whose parser stops at an AST 1,000 levels deep, and
- * every level here becomes one to three function calls there): an expression is at most
- * `MAX_EXPRESSION_LENGTH` characters and `MAX_DEPTH` levels deep. Depth counts every nesting:
- * parentheses, function arguments, NOT, unary minus, and each operator of a chain (`a + b + c` is
- * `plus(plus(a, b), c)`); the parser's own recursion stops at the same limit, so no input can
- * exhaust its stack.
+ * Bounded (hogqlLimits.ts): the parser's own recursion stops at `MAX_DEPTH` levels, so no input
+ * can exhaust its stack, and the finished tree is measured once more (operator chains).
  */
+import type { ArithOp, CompareOp, Expr } from './hogqlAst.ts';
+import { depthOf, MAX_DEPTH, MAX_EXPRESSION_LENGTH, tooDeep } from './hogqlLimits.ts';
 import { HogQLError, type Token, tokenize } from './hogqlTokenizer.ts';
 
-export type CompareOp =
-  | '='
-  | '!='
-  | '<'
-  | '<='
-  | '>'
-  | '>='
-  | 'like'
-  | 'ilike'
-  | 'not like'
-  | 'not ilike';
-export type ArithOp = '+' | '-' | '*' | '/' | '%';
-
-export type Expr =
-  | { kind: 'constant'; value: string | number | bigint | boolean | null }
-  | { kind: 'field'; chain: string[] }
-  | { kind: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean }
-  | { kind: 'compare'; op: CompareOp; left: Expr; right: Expr }
-  | { kind: 'in'; negated: boolean; left: Expr; list: Expr[] }
-  | { kind: 'isNull'; negated: boolean; expr: Expr }
-  | { kind: 'and' | 'or'; args: Expr[] }
-  | { kind: 'not'; expr: Expr }
-  | { kind: 'arith'; op: ArithOp; left: Expr; right: Expr }
-  | { kind: 'neg'; expr: Expr };
+export type { ArithOp, CompareOp, Expr } from './hogqlAst.ts';
+export { depthOf, MAX_DEPTH, MAX_EXPRESSION_LENGTH } from './hogqlLimits.ts';
 
 /** Keywords that cannot stand as bare field names. */
 const RESERVED = new Set([
@@ -96,38 +72,6 @@ const COMPARE: Record<string, CompareOp> = {
   '>': '>',
   '>=': '>=',
 };
-
-/** Characters in one expression (a select, where or orderBy item, a `hogql` property filter). */
-export const MAX_EXPRESSION_LENGTH = 4000;
-/** Levels of nesting in one expression (see the file comment). */
-export const MAX_DEPTH = 100;
-
-const tooDeep = () => new HogQLError(`the expression is nested more than ${MAX_DEPTH} levels deep`);
-
-/**
- * The depth of a parsed tree: the operators and calls on its longest path (a leaf is 0, `a = 1` is
- * 1, a chain of 2,000 `+` is 2,000), measured without recursion.
- */
-export function depthOf(root: Expr): number {
-  let deepest = 0;
-  const pending: [Expr, number][] = [[root, 0]];
-  for (let item = pending.pop(); item; item = pending.pop()) {
-    const [e, depth] = item;
-    const children =
-      e.kind === 'call' || e.kind === 'and' || e.kind === 'or'
-        ? e.args
-        : e.kind === 'compare' || e.kind === 'arith'
-          ? [e.left, e.right]
-          : e.kind === 'in'
-            ? [e.left, ...e.list]
-            : e.kind === 'not' || e.kind === 'neg' || e.kind === 'isNull'
-              ? [e.expr]
-              : [];
-    if (e.kind !== 'constant' && e.kind !== 'field') deepest = Math.max(deepest, depth + 1);
-    for (const child of children) pending.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 class Parser {
   private i = 0;
