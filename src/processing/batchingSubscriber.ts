@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../core/event.ts';
 import type { AllFilter, EventStore, Subscription } from '../eventStore/eventStore.ts';
 import { errorText } from './parkedEvents.ts';
-import { applyOrPark } from './poisonEvents.ts';
+import { applyOrPark, ReadModelBehind } from './poisonEvents.ts';
 
 /** tries of a failing batch, then of the event that fails alone, before that event is parked */
 export const PARK_AFTER_ATTEMPTS = 3;
@@ -78,8 +78,9 @@ export function createBatchingSubscriber(options: {
       stopping: () => !running,
       onFailure: ({ error, events, attempt, transient }) => {
         // Readiness fails on lastError: for the stores failing, not for an event about to be
-        // parked (a few seconds of splitting; the read model serves throughout).
-        if (transient) lastError = errorText(error);
+        // parked (a few seconds of splitting; the read model serves throughout), nor for waiting
+        // on another read model (which reports its own failures; a stuck wait is caught as stuck).
+        if (transient && !(error instanceof ReadModelBehind)) lastError = errorText(error);
         const first = events[0]!;
         const last = events[events.length - 1]!;
         const what =
