@@ -12,6 +12,7 @@ import {
   sendRaw,
   urlencodedForm,
 } from '../support/captureClient.ts';
+import { type HogQLRequest, hogqlPath, hogqlRequest } from '../support/hogqlArbitraries.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -28,6 +29,10 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const CAPTURE_RUNS = Math.ceil(RUNS * 0.6);
 const API_RUNS = RUNS - CAPTURE_RUNS;
+/** HogQL requests, on top of RUNS: each runs a ClickHouse query, so fewer (≈ 10 s on 2 cores). */
+const HOGQL_RUNS = Number(process.env.FUZZ_HOGQL_RUNS ?? 400);
+/** The embedded ClickHouse runs one query at a time: more would only queue /_health's own check. */
+const HOGQL_CONCURRENCY = 2;
 const CONCURRENCY = 8;
 
 /** The server runs in its own process, so /_health measures its event loop, not the fuzzer's. */
@@ -61,6 +66,7 @@ function probeHealth(url: string) {
 type ApiRoute = { path: string; method: string };
 let captureSamples: CaptureRequest[];
 let apiSamples: ApiRequest[];
+let hogqlSamples: HogQLRequest[];
 
 beforeAll(async () => {
   const keys = {
@@ -95,6 +101,7 @@ beforeAll(async () => {
   // Generated before the probe starts: generation runs on the thread that also serves.
   captureSamples = fc.sample(captureRequest(t), { numRuns: CAPTURE_RUNS, seed: SEED });
   apiSamples = fc.sample(apiRequest(t, routes), { numRuns: API_RUNS, seed: SEED + 1 });
+  hogqlSamples = fc.sample(hogqlRequest, { numRuns: HOGQL_RUNS, seed: SEED + 2 });
   stopProbe = probeHealth(t.url);
 }, 300_000);
 afterAll(async () => {
@@ -104,12 +111,16 @@ afterAll(async () => {
 
 type Failure = { request: string; status: number; body: string };
 
-/** Sends the generated requests, `CONCURRENCY` at a time; returns the 5xx answers. */
-async function fuzz<R>(samples: readonly R[], send: (r: R) => Promise<Failure | undefined>) {
+/** Sends the generated requests, `concurrency` at a time; returns the 5xx answers. */
+async function fuzz<R>(
+  samples: readonly R[],
+  send: (r: R) => Promise<Failure | undefined>,
+  concurrency = CONCURRENCY,
+) {
   const failures: Failure[] = [];
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next < samples.length) {
         const failure = await send(samples[next++]!);
         if (failure) failures.push(failure);
@@ -379,6 +390,38 @@ describe(`fuzz: ${RUNS} generated requests (seed ${SEED})`, () => {
       },
     );
     expect(failures.slice(0, 5)).toEqual([]);
+  }, 600_000);
+
+  it(`HogQL: ${HOGQL_RUNS} generated expressions in every parameter that parses them answer without a 5xx`, async () => {
+    const started = performance.now();
+    const statuses = new Map<number, number>();
+    const failures = await fuzz(
+      hogqlSamples,
+      async (sample) => {
+        const path = hogqlPath(t.projectId, sample);
+        const r = await sendRaw(t.url, {
+          method: 'GET',
+          path: path.split('?')[0]!,
+          query: path.split('?')[1] ?? '',
+          headers: { authorization: `Bearer ${t.personalApiKey}` },
+        });
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        return r.status >= 500
+          ? {
+              request: `${sample.target}: ${sample.expression.slice(0, 300)}`,
+              status: r.status,
+              body: r.text.slice(0, 300),
+            }
+          : undefined;
+      },
+      HOGQL_CONCURRENCY,
+    );
+    console.log(
+      `fuzz: HogQL ${HOGQL_RUNS} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
+    expect(failures.slice(0, 5)).toEqual([]);
+    // the generator must reach ClickHouse too, not only the parser's refusals
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(HOGQL_RUNS / 10);
   }, 600_000);
 
   it('/_health kept answering throughout (longest stall under 1 s)', async () => {
