@@ -2,6 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import {
+  checkDataDirWritable,
+  checkPostgresUserAccess,
+  EmbeddedPostgresUnavailable,
+} from './embeddedPostgresPreflight.ts';
 import { importOptional } from './optionalPackage.ts';
 
 export type EmbeddedPostgresHandle = Readonly<{
@@ -25,6 +30,7 @@ type EmbeddedPostgresModule = {
     port: number;
     persistent: boolean;
     createPostgresUser: boolean;
+    postgresFlags: string[];
     onLog: (message: unknown) => void;
     onError: (message: unknown) => void;
   }) => {
@@ -92,6 +98,9 @@ function liveOwner(dataDir: string): number | undefined {
   return pid;
 }
 
+/** A multi-line message from initdb or Postgres on one line. */
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Fast shutdown (SIGINT) of an orphaned postmaster, then SIGKILL if it does not go within 15 s. */
@@ -115,6 +124,8 @@ export type EmbeddedPostgresOptions = Readonly<{
   /** how often the owner checks that its Postgres still runs */
   watchIntervalMs?: number;
   log?: (message: string) => void;
+  /** the first port to try (default: a free one); a port taken meanwhile is replaced by another */
+  port?: number;
 }>;
 
 /**
@@ -160,6 +171,7 @@ export async function startEmbeddedPostgres(
   const log =
     options.log ?? ((m: string) => console.error(JSON.stringify({ level: 'warn', msg: m })));
   const dir = path.join(dataDir, 'postgres');
+  checkDataDirWritable(dataDir);
   const creds = credentials(dataDir);
   const url = (port: number, db: string) =>
     `postgresql://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${db}`;
@@ -183,22 +195,56 @@ export async function startEmbeddedPostgres(
     // As root the server runs as a dedicated user, which must be able to reach its directory.
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dataDir, 0o755);
+    checkPostgresUserAccess(dir);
   }
   const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: creds.user,
-    password: creds.password,
-    port,
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as a dedicated user.
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  // What Postgres printed last: the cause in a failed start's message.
+  const printed: string[] = [];
+  const create = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: dir,
+      user: creds.user,
+      password: creds.password,
+      port,
+      persistent: true,
+      // Postgres refuses to run as root; the package then runs it as a dedicated user.
+      createPostgresUser: process.getuid?.() === 0,
+      // Only the address we connect to: with localhost's two, a port taken on 127.0.0.1 alone
+      // let Postgres start on ::1 and our client talk to whatever held 127.0.0.1.
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+      onLog: (message) => {
+        printed.push(...String(message).split('\n').filter(Boolean));
+        printed.splice(0, Math.max(0, printed.length - 20));
+      },
+      onError: () => undefined,
+    });
+  let port = options.port ?? (await freePort());
+  let server = create(port);
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION')))
+    await server.initialise().catch((error: unknown) => {
+      throw new EmbeddedPostgresUnavailable(
+        `embedded Postgres could not initialise ${dir}: ${oneLine(String(error))}`,
+      );
+    });
+  for (let attempt = 1; ; attempt++) {
+    printed.length = 0;
+    const started = await server.start().then(
+      () => true,
+      () => false,
+    );
+    if (started) break;
+    const why =
+      oneLine(printed.filter((l) => /FATAL|PANIC|ERROR/.test(l)).join('; ')) || 'it exited';
+    // freePort's port can be taken before Postgres binds it: another one then
+    if (attempt < 3 && /could not (bind|create any TCP|create lock file)/.test(why)) {
+      port = await freePort();
+      server = create(port);
+      continue;
+    }
+    throw new EmbeddedPostgresUnavailable(
+      `embedded Postgres did not start on port ${port} with data directory ${dir}: ${why}`,
+    );
+  }
   fs.writeFileSync(ownerFile(dataDir), String(process.pid));
   const admin = server.getPgClient();
   await admin.connect();
