@@ -9,10 +9,14 @@
  * `},"` cannot occur (a quote is always escaped there), so the first `,"properties":{` and the last
  * `},"timestamp":"` are top-level, and `head` and `tail` parse only when the record has that shape.
  * A row where `cut_ok` is false (another layout, a lone surrogate ClickHouse refuses) is replayed
- * by Node instead.
+ * by Node instead; so is a record an older release wrote with a NUL or a lone surrogate (a `\u0000`
+ * or `\ud800`–`\udfff` escape; JSON.stringify writes an emoji as itself), which Node reads as
+ * U+FFFD (src/core/storable.ts) and SQL would copy as it is.
  *
  * Use as a WITH list: `WITH ${CAPTURED_DATA_PARTS} SELECT … FROM <chunk>`.
  */
+const UNSTORABLE_ESCAPE = String.raw`position(data, '\\u') > 0 AND match(data, '\\\\u(0000|[dD][89a-fA-F])')`;
+
 export const CAPTURED_DATA_PARTS = `
   position(data, ',"properties":{') AS _ps,
   position(reverse(data), reverse('},"timestamp":"')) AS _rt,
@@ -22,7 +26,8 @@ export const CAPTURED_DATA_PARTS = `
   substring(data, _ps + 14, _te - _ps - 13) AS props,
   JSONExtract(head, 'Tuple(uuid String, projectId Int64, event String, distinctId String)') AS h,
   JSONExtract(tail, 'Tuple(timestamp String, receivedAt String, elementsChain String)') AS t,
-  _ps > 0 AND _rt > 0 AND _te > _ps AND isValidJSON(head) AND isValidJSON(tail) AS cut_ok`;
+  _ps > 0 AND _rt > 0 AND _te > _ps AND isValidJSON(head) AND isValidJSON(tail)
+    AND NOT (${UNSTORABLE_ESCAPE}) AS cut_ok`;
 
 /**
  * A top-level property of `props` must be read (`keys` appear in its text): then `props` must
