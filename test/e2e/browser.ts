@@ -7,7 +7,23 @@ import { type Browser, type BrowserContext, chromium } from 'playwright-core';
  * `.ci/run` installs /usr/bin/chromium. The flags are the ones this machine needs: without the background-networking
  * ones Chromium's own connections are refused here. playwright gives every launch a fresh profile directory.
  */
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/**
+ * Whether the browser suites run here. A machine with only Node and npm has no Chromium (Playwright's own
+ * download cannot be used here): the suites are then skipped with one message, so `npm test` passes on a fresh
+ * clone. REQUIRE_BROWSER=1 (`.ci/run` sets it) turns that skip into a failure, so CI cannot pass without them.
+ */
+export function browserTestsRunHere(): boolean {
+  if (fs.existsSync(CHROMIUM)) return true;
+  const why =
+    `no Chromium at ${CHROMIUM}: to run them, install it (apt-get install chromium) ` +
+    'or set CHROMIUM_PATH to a Chromium or Chrome binary';
+  if (process.env.REQUIRE_BROWSER === '1')
+    throw new Error(`REQUIRE_BROWSER=1 but the browser tests cannot run: ${why}`);
+  console.warn(`posthog-js browser tests skipped: ${why}`);
+  return false;
+}
 const ARGS = [
   '--headless',
   '--no-sandbox',
@@ -20,8 +36,6 @@ const ARGS = [
 ];
 
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does it)`);
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
 }
 
