@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import { jsonDepth } from '../../src/core/json.ts';
-import { mayHoldUnstorable, storableValue } from '../../src/core/storable.ts';
+import { escapesUnstorable, mayHoldUnstorable, storableValue } from '../../src/core/storable.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
 import { decompressLz64 } from './lz64.ts';
 
@@ -150,14 +150,14 @@ export function decodeCaptureRequest(
   // Measured on the text, before parsing: a million-deep array would cost the parser half a second.
   if (jsonDepth(text) > MAX_JSON_DEPTH) return tooDeep();
   const parsed = parseJson(text);
-  if (parsed.ok) return acceptJson(parsed.value, text, form);
+  if (parsed.ok) return acceptJson(parsed.value, text, form, hint === 'lz64');
   // Base64-wrapped JSON: always tried on raw input, and after decompression only on the legacy paths (capture.md §1.1).
   if (!decompressed || legacy) {
     const inner = unwrapBase64(text);
     if (inner !== undefined) {
       if (jsonDepth(inner) > MAX_JSON_DEPTH) return tooDeep();
       const unwrapped = parseJson(inner);
-      if (unwrapped.ok) return acceptJson(unwrapped.value, inner, form);
+      if (unwrapped.ok) return acceptJson(unwrapped.value, inner, form, false);
     }
   }
   if (hint === 'gzip' && !decompressed)
@@ -310,14 +310,16 @@ function acceptJson(
   value: unknown,
   text: string,
   form: Record<string, string>,
+  fromLz64: boolean,
 ): DecodedCaptureRequest {
-  return { ok: true, payload: wellFormed(value, text), form, textLength: text.length };
+  return { ok: true, payload: wellFormed(value, text, fromLz64), form, textLength: text.length };
 }
 
 /**
- * NUL and lone surrogates become U+FFFD (src/core/storable.ts), as in every other write. JSON carries
- * both as `\u` escapes, but an lz64 payload decompresses to a JS string that may hold a raw
- * surrogate: the test on the text sees both, and a clean payload costs that one scan.
+ * NUL and lone surrogates become U+FFFD (src/core/storable.ts), as in every other write. Text
+ * decoded from UTF-8 carries them only as `\u` escapes (a scan for `\u` first: a clean payload
+ * costs next to nothing), but an lz64 payload decompresses to a JS string that may hold a raw
+ * lone surrogate, so that text is scanned for those too.
  */
-const wellFormed = (value: unknown, text: string): unknown =>
-  mayHoldUnstorable(text) ? storableValue(value) : value;
+const wellFormed = (value: unknown, text: string, fromLz64: boolean): unknown =>
+  (fromLz64 ? mayHoldUnstorable(text) : escapesUnstorable(text)) ? storableValue(value) : value;
