@@ -112,10 +112,15 @@ describe('number literals', () => {
         'toString(9223372036854775807)',
         'toString(18446744073709551615)',
         '18446744073709551616 > 1e19',
+        '1e30 + 0',
+        '-9007199254740993',
       ],
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.results).toEqual([['9223372036854775807', '18446744073709551615', 1]]);
+    // a 64-bit integer result is a JSON number, so JavaScript reads -9007199254740993 as …992
+    expect(res.body.results).toEqual([
+      ['9223372036854775807', '18446744073709551615', 1, 1e30, -9007199254740992],
+    ]);
   });
 
   it('a number past a 64-bit float answers 400 naming it', async () => {

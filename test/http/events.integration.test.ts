@@ -694,7 +694,11 @@ describe('GET events/?select=&where= (HogQL subset)', () => {
     await bad(w("CASE WHEN event = 'a' THEN 1 END = 1"), 'where', /CASE/);
     await bad(w('event IN (distinct_id)'), 'where', /constants only/);
     await bad(w("event = 'unterminated"), 'where', /Unterminated string/);
-    await bad(w(`${'('.repeat(100)}true${')'.repeat(100)}`), 'where', /nested too deeply/);
+    await bad(
+      w(`${'('.repeat(101)}true${')'.repeat(101)}`),
+      'where',
+      /nested more than 100 levels/,
+    );
     await bad({ where: "event = 'x'" }, 'where', /JSON array/);
     await bad({ select: '["*"]' }, 'select', /"\*" is not supported/);
     await bad(
