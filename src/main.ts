@@ -14,7 +14,7 @@ Settings (environment variables) [default]:
 async function main() {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(`${USAGE}${settingsHelp()}\n\nMore in README.md ("Settings").`);
+    console.log(`${USAGE}${settingsHelp()}\n\nMore in README.md ("Configuration").`);
     return;
   }
   if (args.length > 0) {

@@ -46,13 +46,15 @@ export const payloadTooLarge = (limit: number): CaptureFailure =>
 export const eventTooLarge = (index: number, what: string): CaptureFailure =>
   refuse(tooLarge(`maximum event size exceeded: event ${index} ${what}`));
 
+/**
+ * Where a capture key comes from, in this product (PostHog's text sends people to its project
+ * settings, which hogstream has not): the code and type stay PostHog's, for SDKs that read them.
+ */
+export const PROJECT_KEY_HINT =
+  'The first start of hogstream printed your project API key (phc_…); `npm run cli -- project create --name <name>` makes another.';
+
 export const missingApiKey = (): CaptureFailure =>
-  refuse(
-    unauthenticated(
-      'missing_api_key',
-      'API key not provided. You can find your project API key in PostHog project settings.',
-    ),
-  );
+  refuse(unauthenticated('missing_api_key', `API key not provided. ${PROJECT_KEY_HINT}`));
 
 /** Why a token fails the shape check; the reason is also the error code, as in Django capture. */
 export type TokenShapeProblem = 'empty' | 'not_string' | 'too_long' | 'not_ascii' | 'null_byte';
@@ -62,12 +64,7 @@ export const malformedApiKey = (reason: TokenShapeProblem): CaptureFailure =>
 
 /** A well-formed key that no project owns (decision 2). */
 export const invalidApiKey = (): CaptureFailure =>
-  refuse(
-    unauthenticated(
-      'invalid_api_key',
-      'Project API key invalid. You can find your project API key in PostHog project settings.',
-    ),
-  );
+  refuse(unauthenticated('invalid_api_key', `Project API key invalid. ${PROJECT_KEY_HINT}`));
 
 /** A `phx_` key that is unknown or cannot reach the requested project (decision 2). */
 export const invalidPersonalApiKey = (): CaptureFailure =>

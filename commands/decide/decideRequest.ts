@@ -1,4 +1,5 @@
 import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
+import { PROJECT_KEY_HINT } from '../capture/captureErrors.ts';
 import {
   type DecodedCaptureRequest,
   decodeCaptureRequest,
@@ -35,12 +36,7 @@ const refuse = (error: DomainError): DecideFailure => ({ ok: false, error });
 export const malformed = (detail: string) =>
   refuse(validation('malformed_data', `Malformed request data: ${detail}`));
 export const noApiKey = () =>
-  refuse(
-    unauthenticated(
-      'no_api_key',
-      'No project API key provided. You can find your project API key in PostHog project settings.',
-    ),
-  );
+  refuse(unauthenticated('no_api_key', `No project API key provided. ${PROJECT_KEY_HINT}`));
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -38,6 +38,11 @@ const action =
     const { accessLevel, ...o } = command.optsWithGlobals();
     const values: Options = { ...o, 'access-level': accessLevel };
     current = command;
+    // Loading the commands and opening the stores takes seconds: a rebuild says at once what it does.
+    if (words[0] === 'rebuild')
+      process.stderr.write(
+        `rebuilding ${command.args.join(', ')}: opening the data directory and reading the log…\n`,
+      );
     const { runCommand } = await import('./commands.ts');
     await runCommand([...words, ...command.args], values);
   };

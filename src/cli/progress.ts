@@ -8,6 +8,13 @@ export type ProgressReporter = Readonly<{
 
 const rate = (events: number, ms: number) => (ms > 0 ? Math.round((events * 1000) / ms) : 0);
 
+/**
+ * The time left at the rate so far; "–" before there is a rate. Ours, not cli-progress's
+ * `{eta_formatted}`, which pads its "NULL" for an unknown ETA to two characters: "ETA LL".
+ */
+export const etaOf = (left: number, eventsPerSecond: number): string =>
+  eventsPerSecond > 0 ? `${Math.ceil(left / eventsPerSecond)} s` : '–';
+
 type Track = { started: number; first: bigint; lastLine: number; bar?: cliProgress.SingleBar };
 
 /**
@@ -33,26 +40,24 @@ export function progressReporter(
           bars ??= new cliProgress.MultiBar(
             {
               stream,
-              format:
-                '{name} [{bar}] {value}/{total} positions | {speed} events/s | ETA {eta_formatted}',
-              etaBuffer: 50,
+              format: '{name} [{bar}] {value}/{total} positions | {speed} events/s | ETA {etaText}',
               hideCursor: true,
             },
             cliProgress.Presets.shades_classic,
           );
-          track.bar = bars.create(Number(total), Number(done), { name, speed: 0 });
+          track.bar = bars.create(Number(total), Number(done), { name, speed: 0, etaText: '–' });
         }
       }
       const speed = rate(Number(done - track.first), now - track.started);
+      const etaText = etaOf(Number(total - done), speed);
       if (track.bar) {
         track.bar.setTotal(Number(total));
-        track.bar.update(Number(done), { name, speed });
+        track.bar.update(Number(done), { name, speed, etaText });
         return;
       }
       if (now - track.lastLine < lineEveryMs && done < total) return;
       track.lastLine = now;
-      const left = Number(total - done);
-      const eta = speed > 0 ? `, ETA ${Math.ceil(left / speed)} s` : '';
+      const eta = speed > 0 ? `, ETA ${etaText}` : '';
       const pct = total > 0n ? Math.floor((Number(done) * 100) / Number(total)) : 100;
       stream.write(`${name}: ${done}/${total} positions (${pct} %), ${speed} events/s${eta}\n`);
     },

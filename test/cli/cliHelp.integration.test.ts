@@ -26,6 +26,21 @@ function cli(...args: string[]) {
   }
 }
 
+describe('npm start --help', () => {
+  it('points to the README section that holds the settings, by its name there', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', '--help'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const section = /More in README\.md \("([^"]+)"\)/.exec(r.stdout)?.[1];
+    expect(section).toBe('Configuration');
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toMatch(new RegExp(`^## ${section}$`, 'm'));
+  });
+});
+
 describe('CLI help and usage errors', () => {
   it.each([['--help'], ['help'], ['-h']])('%s prints the usage and every command', (...args) => {
     const started = performance.now();

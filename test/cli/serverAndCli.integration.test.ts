@@ -138,6 +138,10 @@ describe('npm start and the CLI on one data dir', () => {
     // the CLI, the ClickHouse ones (embedded chDB lives in the server's process) by the server on
     // the CLI's request, into shadow tables swapped in at the end.
     const rebuilt = await cli('rebuild', 'all');
+    // said at once, before the seconds of loading and opening the stores
+    expect(progress.split('\n')[0]).toBe(
+      'rebuilding all: opening the data directory and reading the log…',
+    );
     expect(rebuilt.rebuilt.map((r: { name: string }) => r.name)).toEqual(
       expect.arrayContaining([
         'access',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
+import { PROJECT_KEY_HINT } from '../../commands/capture/captureErrors.ts';
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import {
@@ -234,10 +235,17 @@ const OUR_ERROR_BODIES: Record<string, object> = {
   django_empty_json_object_post: {
     type: 'authentication_error',
     code: 'missing_api_key',
-    detail: 'API key not provided. You can find your project API key in PostHog project settings.',
+    detail:
+      'API key not provided. The first start of hogstream printed your project API key (phc_…); `npm run cli -- project create --name <name>` makes another.',
     attr: null,
   },
 };
+
+const POSTHOG_KEY_HINT = 'You can find your project API key in PostHog project settings.';
+const withOurKeyHint = (body: Record<string, unknown>) =>
+  typeof body.detail === 'string' && body.detail.endsWith(POSTHOG_KEY_HINT)
+    ? { ...body, detail: body.detail.replace(POSTHOG_KEY_HINT, PROJECT_KEY_HINT) }
+    : body;
 
 let t: TestService;
 const projectOf = new Map<string, number>();
@@ -347,7 +355,10 @@ describe('capture_cases.json over HTTP', () => {
       if (expected >= 400) {
         expectErrorShape(res);
         if (expected === c.expected_status) {
-          if (c.expected_json) expect(res.json).toEqual(c.expected_json);
+          // PostHog's detail sends people to its project settings; ours says where the key comes
+          // from here (PROJECT_KEY_HINT). Type, code and attr stay PostHog's.
+          if (c.expected_json)
+            expect(res.json).toEqual(withOurKeyHint(c.expected_json as Record<string, unknown>));
           if (c.expected_body_contains) expect(res.text).toContain(c.expected_body_contains);
         } else {
           expect(res.json).toEqual(OUR_ERROR_BODIES[c.name]);

@@ -1392,7 +1392,7 @@ describe('errors', () => {
         type: 'authentication_error',
         code: 'missing_api_key',
         detail:
-          'API key not provided. You can find your project API key in PostHog project settings.',
+          'API key not provided. The first start of hogstream printed your project API key (phc_…); `npm run cli -- project create --name <name>` makes another.',
         attr: null,
       },
     ],
@@ -1410,7 +1410,7 @@ describe('errors', () => {
         type: 'authentication_error',
         code: 'invalid_api_key',
         detail:
-          'Project API key invalid. You can find your project API key in PostHog project settings.',
+          'Project API key invalid. The first start of hogstream printed your project API key (phc_…); `npm run cli -- project create --name <name>` makes another.',
         attr: null,
       },
     ],

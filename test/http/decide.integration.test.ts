@@ -197,6 +197,8 @@ describe('errors', () => {
     const none = await decideRaw(t.url, '/flags', { distinct_id: 'a' });
     expect(none.status).toBe(401);
     expect(none.body.code).toBe('no_api_key');
+    // where the key comes from in this product, not PostHog's project settings
+    expect(none.body.detail).toMatch(/first start of hogstream printed your project API key/);
     const noId = await decideRaw(t.url, '/decide/?v=3', { token: t.projectApiKey });
     expect(noId.status).toBe(400);
     expect(noId.body).toMatchObject({ code: 'missing_distinct_id', attr: 'distinct_id' });

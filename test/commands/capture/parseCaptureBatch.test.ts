@@ -147,7 +147,7 @@ describe('parseCaptureBatch: the project key (decision 2)', () => {
       type: 'authentication_error',
       code: 'missing_api_key',
       detail:
-        'API key not provided. You can find your project API key in PostHog project settings.',
+        'API key not provided. The first start of hogstream printed your project API key (phc_…); `npm run cli -- project create --name <name>` makes another.',
       attr: null,
     });
     expect(fail({}).status).toBe(401);
