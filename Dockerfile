@@ -4,7 +4,7 @@
 # says which optional package it misses and exits.
 
 # Build stage: every dependency (TypeScript among them), then `npm run build` → dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # package-lock.json must keep its hand-added @chdb entries (README, "About package-lock.json"),
 # or npm ci stops.
@@ -19,7 +19,7 @@ COPY processes ./processes
 RUN npm run build
 
 # Runtime stage: production dependencies only, the compiled JavaScript, a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
