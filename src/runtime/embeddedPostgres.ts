@@ -191,13 +191,14 @@ export async function startEmbeddedPostgres(
     await stopOrphan(running.pid);
   }
 
+  // Loaded first: a missing package is the first thing to fix.
+  const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
   if (process.getuid?.() === 0) {
     // As root the server runs as a dedicated user, which must be able to reach its directory.
     fs.mkdirSync(dir, { recursive: true });
     fs.chmodSync(dataDir, 0o755);
     checkPostgresUserAccess(dir);
   }
-  const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
   // What Postgres printed last: the cause in a failed start's message.
   const printed: string[] = [];
   const create = (port: number) =>
