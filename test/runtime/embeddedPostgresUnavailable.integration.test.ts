@@ -59,11 +59,18 @@ describe('embedded Postgres that cannot run', () => {
 
   it('a data directory that cannot be created: one line naming it and the fix', async () => {
     // a path under a regular file cannot be a directory, whoever runs it (root included)
-    const { code, lines } = await startOn('/etc/hostname/data');
-    expect(lines).toEqual([
-      'failed to start: the data directory /etc/hostname/data cannot be created or written (ENOTDIR): set DATA_DIR to a directory this user can write, or give it write access to this one',
-    ]);
-    expect(code).toBe(1);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-not-a-dir-'));
+    const file = path.join(dir, 'file');
+    fs.writeFileSync(file, '');
+    try {
+      const { code, lines } = await startOn(path.join(file, 'data'));
+      expect(lines).toEqual([
+        `failed to start: the data directory ${path.join(file, 'data')} cannot be created or written (ENOTDIR): set DATA_DIR to a directory this user can write, or give it write access to this one`,
+      ]);
+      expect(code).toBe(1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('a port taken before Postgres binds it: starts on another one, and we reach our own', async () => {
