@@ -88,7 +88,7 @@ export function createBatchingSubscriber(options: {
             ? `the event at position ${first.position} (${first.type}, stream ${first.streamName})`
             : `the batch of ${events.length} events at positions ${first.position}–${last.position}`;
         options.log?.(
-          `projection ${options.name}: ${what} failed (attempt ${attempt}${transient ? ', the stores' : ''}): ${errorText(error)}`,
+          `projection ${options.name}: ${what} failed (attempt ${attempt}${transient ? '; the store, not the events: retried until it succeeds' : ''}): ${errorText(error)}`,
         );
       },
     });

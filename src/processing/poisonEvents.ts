@@ -1,38 +1,24 @@
 import { isDependencyUnavailable } from '../db/postgres.ts';
 
 /**
- * SQLSTATE classes that say the database cannot do the work now, whatever the events: connection
- * (08), transaction rollback — serialization, deadlock (40), insufficient resources — disk full,
- * too many connections (53), operator intervention — shutdown, statement timeout (57), system
- * error — I/O (58), internal error (XX); and lock not available (55P03), object in use (55006).
+ * SQLSTATE classes that are about the values written: cardinality violation (21: an upsert
+ * touching a row twice), data exception (22: a value the type refuses), integrity constraint
+ * violation (23), program limit exceeded (54: an index row too large), raised by PL/pgSQL (P0).
+ * Every other class — connection (08), insufficient resources (53: disk full), operator
+ * intervention (57: shutdown, statement timeout), system (58), internal (XX), transaction rollback
+ * (40), a table or column missing (42: the schema, not the event), … — is about the store.
  */
-const TRANSIENT_SQLSTATE_CLASSES = new Set(['08', '40', '53', '57', '58', 'XX']);
-const TRANSIENT_SQLSTATES = new Set(['55P03', '55006']);
+const EVENT_SQLSTATE_CLASSES = new Set(['21', '22', '23', '54', 'P0']);
 /**
- * ClickHouse error codes of the same kind: timeouts, memory, disk, too many parts or queries,
- * network, a table or database missing for a moment (a rebuild swapping tables), a read-only
- * replica, an insert of unknown status, Keeper and Poco (socket) errors.
+ * ClickHouse error codes about the values inserted: cannot parse text, escape, quoted string,
+ * date, date-time, number, UUID, bool (6, 25, 26, 27, 38, 41, 72, 376, 467), bad arguments (36),
+ * type mismatch (53), argument out of bound (69), cannot convert type (70), incorrect data (117),
+ * string too large (131), value out of range (321), NULL in an ordinary column (349), data after
+ * a parsed value (632). Every other code (timeouts, memory, disk, too many parts, a missing
+ * table, network, …) is about ClickHouse.
  */
-const TRANSIENT_CLICKHOUSE_CODES = new Set([
-  '60',
-  '81',
-  '159',
-  '160',
-  '164',
-  '202',
-  '203',
-  '209',
-  '210',
-  '236',
-  '241',
-  '242',
-  '243',
-  '252',
-  '319',
-  '394',
-  '425',
-  '999',
-  '1000',
+const EVENT_CLICKHOUSE_CODES = new Set([
+  6, 25, 26, 27, 36, 38, 41, 53, 69, 70, 72, 117, 131, 321, 349, 376, 467, 632,
 ]);
 const TRANSIENT_MESSAGES = /socket hang up|Timeout error|network error|ECONNREFUSED|ECONNRESET/i;
 
@@ -42,25 +28,41 @@ const TRANSIENT_MESSAGES = /socket hang up|Timeout error|network error|ECONNREFU
  */
 export class ReadModelBehind extends Error {}
 
+/** ClickHouse's error number: the client's `code`, or `Code: N.` in the message, or in a cause. */
+function clickHouseCode(error: unknown): number | undefined {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 3; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^\d{1,4}$/.test(code)) return Number(code);
+    const m = e instanceof Error ? /\bCode: (\d{1,4})\./.exec(e.message) : null;
+    if (m) return Number(m[1]);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /**
- * Whether a failed apply is about the stores (down, overloaded, out of disk: retried until they
- * heal, never parked) rather than about the events (a value the store refuses, a bug, a
- * constraint: the batch is split and the event that fails alone is parked). What is not known to
- * be transient counts as the events' fault: a lone event is parked only after it failed alone
- * several times, and a parked event can be replayed once the cause is fixed.
+ * Whether a failed apply is about the events (a value the store refuses, a constraint, a bug in
+ * the fold: the batch is split and the event that fails alone is parked) rather than about the
+ * stores (down, overloaded, out of disk, a table dropped under the read model: retried until they
+ * heal, never parked — parking every event during an outage would empty the read model). A store
+ * error counts as the events' only when its code says so; an error without a store's code is the
+ * fold's own (a `TypeError`: a bug), unless its message says the connection failed.
  */
-export function isTransientFailure(error: unknown): boolean {
-  if (error instanceof ReadModelBehind || isDependencyUnavailable(error)) return true;
-  if (typeof error !== 'object' || error === null) return false;
+export function isAboutTheEvents(error: unknown): boolean {
+  if (error instanceof ReadModelBehind || isDependencyUnavailable(error)) return false;
+  if (typeof error !== 'object' || error === null) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (/^E[A-Z]+$/.test(code)) return true; // a Node system error: ENOSPC, EMFILE, ECONNRESET…
-    if (/^[0-9A-Z]{5}$/.test(code))
-      return TRANSIENT_SQLSTATES.has(code) || TRANSIENT_SQLSTATE_CLASSES.has(code.slice(0, 2));
-    if (/^\d{1,4}$/.test(code)) return TRANSIENT_CLICKHOUSE_CODES.has(code);
+    if (/^E[A-Z]+$/.test(code)) return false; // a Node system error: ENOSPC, EMFILE, ECONNRESET…
+    if (/^[0-9A-Z]{5}$/.test(code)) return EVENT_SQLSTATE_CLASSES.has(code.slice(0, 2));
   }
-  return error instanceof Error && TRANSIENT_MESSAGES.test(error.message);
+  const clickHouse = clickHouseCode(error);
+  if (clickHouse !== undefined) return EVENT_CLICKHOUSE_CODES.has(clickHouse);
+  return !(error instanceof Error && TRANSIENT_MESSAGES.test(error.message));
 }
+
+/** A failure of the stores: retried for as long as it lasts (see `isAboutTheEvents`). */
+export const isTransientFailure = (error: unknown): boolean => !isAboutTheEvents(error);
 
 export type PoisonHandling<T> = Readonly<{
   /** applies the events, all or none */

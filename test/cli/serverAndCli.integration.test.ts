@@ -188,7 +188,12 @@ describe('npm start and the CLI on one data dir', () => {
     // (the ClickHouse part with chDB reading the log itself: every event in SQL here)
     const inClickHouse = (n: number) => ({ inClickHouse: n, inNode: 0 });
     expect(events.rebuilt).toEqual([
-      { name: 'persons', events: expect.any(Number), position: expect.stringMatching(/^\d+$/) },
+      {
+        name: 'persons',
+        events: expect.any(Number),
+        position: expect.stringMatching(/^\d+$/),
+        parked: 0,
+      },
       {
         name: 'clickhouse:events',
         position: expect.stringMatching(/^\d+$/),

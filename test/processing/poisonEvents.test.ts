@@ -102,6 +102,8 @@ describe('isTransientFailure', () => {
       withCode('57014'),
       withCode('241'), // ClickHouse MEMORY_LIMIT_EXCEEDED
       withCode('252'), // TOO_MANY_PARTS
+      withCode('42P01'), // a table dropped under the read model: the schema, not the event
+      new Error('Code: 60. DB::Exception: Table default.events does not exist. (UNKNOWN_TABLE)'),
       new Error('Connection terminated unexpectedly'),
       new ReadModelBehind('waiting for the persons projection'),
     ])
@@ -112,6 +114,9 @@ describe('isTransientFailure', () => {
       withCode('54000'),
       withCode('23505'),
       withCode('27'), // ClickHouse CANNOT_PARSE_INPUT_ASSERTION_FAILED
+      new Error('chDB: insert failed', {
+        cause: new Error('Code: 41. DB::Exception: Cannot parse datetime (CANNOT_PARSE_DATETIME)'),
+      }),
       new TypeError("Cannot read properties of undefined (reading 'x')"),
       'a string',
     ])
