@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { DomainFailure, validation } from '../core/errors.ts';
 import { jsonDepth } from '../core/json.ts';
 import { parseStorableJson } from '../core/storable.ts';
+import { VERSION } from '../version.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
@@ -126,7 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // The zod schemas come out as JSON Schema 2020-12 (nullable as type arrays, `const`…),
       // which is OpenAPI 3.1's dialect, not 3.0's.
       openapi: '3.1.0',
-      info: { title: 'hogstream — PostHog-compatible analytics API', version: '0.1.0' },
+      info: { title: 'hogstream — PostHog-compatible analytics API', version: VERSION },
       components: {
         securitySchemes: { PersonalApiKey: { type: 'http', scheme: 'bearer' } },
       },
