@@ -62,6 +62,8 @@ const ConfigSchema = z.object({
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** /api requests per minute per personal API key (PostHog's CRUD limit); 0 turns the limit off */
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(480),
+  /** /api requests per minute per client address, refused and anonymous ones counted (5 keys' worth); 0: off */
+  API_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(0).default(2_400),
   /** largest captured event (as JSON); a request holding a larger one is refused with 413 */
   CAPTURE_MAX_EVENT_BYTES: z.coerce
     .number()
@@ -122,6 +124,8 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   PG_STATEMENT_TIMEOUT_MS: 'longest Postgres statement',
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'a Postgres transaction idle this long is ended',
   API_RATE_LIMIT_PER_MINUTE: '/api requests a minute per personal API key (0: no limit)',
+  API_RATE_LIMIT_PER_IP_PER_MINUTE:
+    '/api requests a minute per client address, bad keys included (0: no limit)',
   CAPTURE_MAX_EVENT_BYTES: 'largest captured event (JSON bytes); larger: 413',
   CAPTURE_MAX_EVENT_PROPERTIES: 'most properties + $set + $set_once keys of one event; more: 413',
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
@@ -166,6 +170,7 @@ export type Config = Readonly<{
   readYourWritesTimeoutMs: number;
   postgresTimeouts: PoolTimeouts;
   apiRateLimitPerMinute: number;
+  apiRateLimitPerIpPerMinute: number;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
   decideBodyLimitBytes: number;
@@ -209,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logSummarySeconds: c.LOG_SUMMARY_SECONDS,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
     apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
+    apiRateLimitPerIpPerMinute: c.API_RATE_LIMIT_PER_IP_PER_MINUTE,
     postgresTimeouts: {
       connectMs: c.PG_CONNECT_TIMEOUT_MS,
       statementMs: c.PG_STATEMENT_TIMEOUT_MS,

@@ -269,7 +269,10 @@ export async function createService(
     publicRoutes: [capture, decide, remoteConfigRoutes(accessReader(stores.pool))],
     readiness,
     health,
-    apiLimits: { requestsPerMinute: config.apiRateLimitPerMinute },
+    apiLimits: {
+      requestsPerMinute: config.apiRateLimitPerMinute,
+      requestsPerMinutePerAddress: config.apiRateLimitPerIpPerMinute,
+    },
     logLevel: config.logLevel,
     logSummaryMs: config.logSummarySeconds * 1000,
     bodyLimit: config.batchBodyLimitBytes,

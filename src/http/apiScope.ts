@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  DomainFailure,
   fail,
   forbidden,
   invalidInput,
@@ -45,15 +43,20 @@ const invalidKey = (
   detail = 'Personal API key found in request Authorization header is invalid.',
 ) => unauthenticated('invalid_personal_api_key', detail);
 
+/** The key of `Authorization: Bearer <key>` as authentication reads it (any case, extra spaces). */
+export function bearerKey(header: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+}
+
 async function authenticate(auth: AuthLookup, header: string | undefined): Promise<Principal> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!match?.[1])
+  const key = bearerKey(header);
+  if (!key)
     fail(
       invalidKey(
         'Authentication credentials were not provided: send "Authorization: Bearer <personal API key>".',
       ),
     );
-  return (await auth.principalByKeyHash(hashKey(match[1]))) ?? fail(invalidKey());
+  return (await auth.principalByKeyHash(hashKey(key))) ?? fail(invalidKey());
 }
 
 async function resolveProject(
@@ -91,6 +94,56 @@ async function projectOfToken(
   return project ?? fail(forbidden('The personal API key cannot reach the project of this token.'));
 }
 
+export type ApiLimits = Readonly<{
+  /** requests per minute per personal API key (per client address without one); 0 turns it off */
+  requestsPerMinute: number;
+  /** requests per minute per client address, whatever their key (or none); 0 turns it off */
+  requestsPerMinutePerAddress: number;
+}>;
+
+/**
+ * The limits of the `/api/` scope, in an `onRequest` hook added before authentication's, so a
+ * refused or anonymous request is counted too (the plugin's own per-route hooks would run after
+ * the scope's). The address limit comes first: rotating bad keys fills no key's budget. A key is
+ * counted by its hash, as authentication reads it, so `bearer k` and `Bearer  k ` are the same key.
+ */
+async function installApiRateLimits(app: FastifyInstance, limits: ApiLimits): Promise<void> {
+  if (limits.requestsPerMinute <= 0 && limits.requestsPerMinutePerAddress <= 0) return;
+  await app.register(rateLimit, { global: false, timeWindow: 60_000 });
+  const limiters = [
+    ...(limits.requestsPerMinutePerAddress > 0
+      ? [
+          app.createRateLimit({
+            max: limits.requestsPerMinutePerAddress,
+            keyGenerator: (request) => `ip:${request.ip}`,
+          }),
+        ]
+      : []),
+    ...(limits.requestsPerMinute > 0
+      ? [
+          app.createRateLimit({
+            max: limits.requestsPerMinute,
+            keyGenerator: (request) => {
+              const key = bearerKey(request.headers.authorization);
+              return key ? `key:${hashKey(key)}` : `anonymous:${request.ip}`;
+            },
+          }),
+        ]
+      : []),
+  ];
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === 'OPTIONS') return;
+    for (const limiter of limiters) {
+      const limit = await limiter(request);
+      if (limit.isAllowed || !limit.isExceeded) continue;
+      void reply.header('retry-after', String(limit.ttlInSeconds));
+      fail(
+        throttled(`Request was throttled. Expected available in ${limit.ttlInSeconds} seconds.`),
+      );
+    }
+  });
+}
+
 /**
  * The `/api/` scope: every route registered in it needs a personal API key with the route's
  * `config.scope`, and a route with a `:project_id` parameter (or `config.projectFromToken`) a
@@ -98,11 +151,6 @@ async function projectOfToken(
  * registered here too. It runs on request, before the body is validated, so an anonymous
  * caller learns nothing about the payload rules. Routes read the caller with `principalOf` and `projectOf`.
  */
-export type ApiLimits = Readonly<{
-  /** requests per minute per personal API key (or per client address without one); 0 turns it off */
-  requestsPerMinute: number;
-}>;
-
 export const apiScope =
   (
     auth: AuthLookup,
@@ -110,25 +158,7 @@ export const apiScope =
     limits: ApiLimits,
   ): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
-    if (limits.requestsPerMinute > 0) {
-      // Counted before authentication, so a flood of bad keys is throttled too; keys are counted by hash.
-      await app.register(rateLimit, {
-        max: limits.requestsPerMinute,
-        timeWindow: 60_000,
-        keyGenerator: (request) => {
-          const header = request.headers.authorization;
-          return header
-            ? `key:${createHash('sha256').update(header).digest('base64url')}`
-            : `ip:${request.ip}`;
-        },
-        errorResponseBuilder: (_request, context) =>
-          new DomainFailure(
-            throttled(
-              `Request was throttled. Expected available in ${Math.ceil(context.ttl / 1000)} seconds.`,
-            ),
-          ),
-      });
-    }
+    await installApiRateLimits(app, limits);
     // Every body, whatever parsed it (JSON, a route's multipart), is stored as capture stores it:
     // NUL and lone surrogates as U+FFFD (src/core/storable.ts), before any route sees it. Path and
     // query parameters are lookups, not values to keep: Postgres text cannot take a NUL there, so a

@@ -78,6 +78,7 @@ beforeAll(async () => {
     DATABASE_URL: await createTestDatabase(),
     LOG_LEVEL: 'error',
     API_RATE_LIMIT_PER_MINUTE: '0', // the fuzzer is one key sending thousands of requests a minute
+    API_RATE_LIMIT_PER_IP_PER_MINUTE: '0', // from one address
     INIT_PROJECT_API_KEY: keys.projectApiKey,
     INIT_PERSONAL_API_KEY: keys.personalApiKey,
   });

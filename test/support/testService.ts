@@ -39,6 +39,7 @@ export async function startTestService(
     LOG_LEVEL: 'silent',
     // The suites send hundreds of requests a minute with one key; the limit has its own test.
     API_RATE_LIMIT_PER_MINUTE: '0',
+    API_RATE_LIMIT_PER_IP_PER_MINUTE: '0',
     INIT_PROJECT_API_KEY: 'phc_test_project_key_0001',
     INIT_PERSONAL_API_KEY: 'phx_test_personal_key_0001',
     // chDB allows one directory per process: services of a test file share it, each in its own database.
