@@ -4,6 +4,7 @@ import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
 import { cohortDecider } from './cohortDecider.ts';
 import type { CohortDeps } from './cohortDeps.ts';
+import { assertCohortsOfProject } from './cohortReferences.ts';
 import { type CohortFields, cohortStream } from './model/cohort.ts';
 
 /** Creates a dynamic cohort and returns once the cohorts read model shows it. */
@@ -12,6 +13,7 @@ export async function createCohort(
   input: { projectId: number; userId: number | null; fields: CohortFields },
   metadata: EventMetadata,
 ): Promise<{ cohortId: number }> {
+  await assertCohortsOfProject(deps.pool, input.projectId, input.fields.filters.properties);
   const cohortId = await nextId(deps.pool, 'cohort');
   const handled = await handleCommand(
     deps.store,

@@ -2,6 +2,7 @@ import { featureFlagsProjection } from '../../projections/featureFlags/featureFl
 import { nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
+import { assertCohortsOfProject } from '../cohorts/cohortReferences.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
 import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { withFlagKeyLock } from './flagKeyLock.ts';
@@ -38,6 +39,11 @@ export async function createFeatureFlag(
   metadata: EventMetadata,
 ): Promise<{ flagId: number; position: bigint | undefined }> {
   const { projectId, userId, flag } = input;
+  if (flag.filters)
+    await assertCohortsOfProject(deps.pool, projectId, [
+      flag.filters.groups,
+      flag.filters.super_groups,
+    ]);
   const flagId = await nextId(deps.pool, 'feature_flag');
   const fields: FlagFields = {
     name: flag.name ?? '',

@@ -2,6 +2,7 @@ import { featureFlagsProjection } from '../../projections/featureFlags/featureFl
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
+import { assertCohortsOfProject } from '../cohorts/cohortReferences.ts';
 import { featureFlagDecider } from './featureFlagDecider.ts';
 import type { FeatureFlagDeps } from './featureFlagDeps.ts';
 import { withFlagKeyLock } from './flagKeyLock.ts';
@@ -50,6 +51,11 @@ export async function patchFeatureFlag(
   const editor = await loadFlagEditor(deps.access, input.userId, input.projectLevel);
   const current = await deps.flags.get(projectId, flagId);
   if (!current) fail(notFound());
+  if (patch.filters)
+    await assertCohortsOfProject(deps.pool, projectId, [
+      patch.filters.groups,
+      patch.filters.super_groups,
+    ]);
   const changes = {
     ...pickFields(patch),
     ...(patch.deleted !== undefined ? { deleted: patch.deleted } : {}),

@@ -102,6 +102,28 @@ export const cohortsReader = (pool: pg.Pool) => ({
     return rows;
   },
 
+  /** Which of these ids are the project's cohorts (soft-deleted ones included). */
+  async ofProject(projectId: number, ids: readonly number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await pool.query<{ id: number }>(
+      'SELECT id FROM cohorts WHERE project_id = $1 AND id = ANY($2::int[])',
+      [projectId, ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  },
+
+  /**
+   * Live dynamic cohorts a calculation was left running on (`CohortCalculationStarted` without
+   * its `CohortCalculated`): at start, by a process that is gone.
+   */
+  async interruptedCalculations(): Promise<{ id: number; project_id: number }[]> {
+    const { rows } = await pool.query<{ id: number; project_id: number }>(
+      `SELECT id, project_id FROM cohorts
+        WHERE is_calculating AND NOT deleted AND NOT is_static ORDER BY id`,
+    );
+    return rows;
+  },
+
   /** The ids of the project's live static cohorts. */
   async staticIds(projectId: number): Promise<string[]> {
     const { rows } = await pool.query<{ id: number }>(
