@@ -25,14 +25,57 @@ export type TrendPoint = {
   persons: number;
 };
 
-export type TrendInput = SeriesInput & { interval: Interval; breakdown?: Breakdown };
+export type TrendInput = SeriesInput & {
+  interval: Interval;
+  breakdown?: Breakdown;
+  /** with a breakdown: the values kept (most events in the range first); the rest are "Other" */
+  breakdownLimit?: number;
+  /** with a breakdown: leave the events of the other values out instead of summing them */
+  hideOther?: boolean;
+};
+
+/** PostHog's breakdown value of the series that sums the values past the limit. */
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
+/** the values a breakdown keeps when the request names no limit (PostHog's default) */
+const DEFAULT_BREAKDOWN_LIMIT = 25;
 
 const ISO_BUCKET = (b: string) => `formatDateTime(${b}, '%Y-%m-%dT%H:%i:%SZ', 'UTC')`;
 
-/** Events and distinct persons per interval (and breakdown value), intervals without events left out. */
+/**
+ * The breakdown value of an event as the chart shows it: one of the top `breakdownLimit` values
+ * (by events in the range, then by value) or `BREAKDOWN_OTHER`. The top values are a subquery,
+ * so ClickHouse returns at most (limit + 1) rows per bucket, however many values there are.
+ */
+function boundedBreakdown(
+  ch: ClickHouse,
+  input: TrendInput & { breakdown: Breakdown },
+  params: Params,
+): { value: string; topOnly: string } {
+  const top = `SELECT ${breakdownSql(input.breakdown, params)} AS top_value
+                 FROM ${eventsWithPersons(ch, params, input.projectId)}
+                WHERE ${seriesConditions(input, params).join(' AND ')}
+                GROUP BY top_value ORDER BY count() DESC, top_value
+                LIMIT ${params.number(input.breakdownLimit ?? DEFAULT_BREAKDOWN_LIMIT)}`;
+  const value = breakdownSql(input.breakdown, params);
+  return {
+    value: `if(${value} IN (${top}), ${value}, ${params.string(BREAKDOWN_OTHER)})`,
+    topOnly: `${value} IN (${top})`,
+  };
+}
+
+/**
+ * Events and distinct persons per interval (and breakdown value: the top values and "Other"),
+ * intervals without events left out.
+ */
 export async function trendSeries(ch: ClickHouse, input: TrendInput): Promise<TrendPoint[]> {
   const params = new Params();
-  const bv = input.breakdown ? breakdownSql(input.breakdown, params) : 'NULL';
+  const where = seriesConditions(input, params);
+  let bv = 'NULL';
+  if (input.breakdown) {
+    const bounded = boundedBreakdown(ch, { ...input, breakdown: input.breakdown }, params);
+    bv = bounded.value;
+    if (input.hideOther) where.push(bounded.topOnly);
+  }
   const rows = await runEventsQuery<
     { bucket: string; bv: string | null; total: number; persons: number }[]
   >(
@@ -40,7 +83,7 @@ export async function trendSeries(ch: ClickHouse, input: TrendInput): Promise<Tr
     `SELECT ${ISO_BUCKET(bucketSql(input.interval))} AS bucket, ${bv} AS bv,
             count() AS total, uniqExact(${PERSON_SQL}) AS persons
        FROM ${eventsWithPersons(ch, params, input.projectId)}
-      WHERE ${seriesConditions(input, params).join(' AND ')}
+      WHERE ${where.join(' AND ')}
       GROUP BY bucket, bv ORDER BY bucket, bv`,
     params,
     'JSONEachRow',

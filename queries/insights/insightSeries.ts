@@ -8,7 +8,11 @@ import {
   LIFECYCLE_STATUSES,
   lifecycleSeries,
 } from '../../projections/analytics/lifecycleReader.ts';
-import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
+import {
+  BREAKDOWN_OTHER,
+  stickinessSeries,
+  trendSeries,
+} from '../../projections/analytics/trendsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { resolveAll } from './allDates.ts';
@@ -35,7 +39,13 @@ export const TrendQuery = InsightQuery.extend({
     .min(1)
     .max(1000)
     .default(25)
-    .describe('breakdown values shown, most events first'),
+    .describe('breakdown values shown, most events first; the others are summed as "Other"'),
+  breakdown_hide_other_aggregation: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe(
+      'true: no "Other" series (`$$_posthog_breakdown_other_$$`) for the values past the limit',
+    ),
 });
 export type TrendQuery = z.infer<typeof TrendQuery>;
 
@@ -67,6 +77,7 @@ const actionOf = (e: Entity) => ({
   order: e.order,
   math: e.math,
 });
+const breakdownLabel = (bv: string) => (bv === '' ? 'none' : bv === BREAKDOWN_OTHER ? 'Other' : bv);
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 function axis(interval: Interval, range: Range) {
@@ -99,11 +110,10 @@ export async function insightSeries(
     const input = await seriesInput(ctx.pool, projectId, now, q, entity, range);
     if (q.shown_as === 'Stickiness') {
       const rows = await stickinessSeries(ch, { ...input, interval });
-      const n = starts.length;
-      const data = Array.from(
-        { length: n },
-        (_, i) => rows.find((r) => r.intervals === i + 1)?.persons ?? 0,
-      );
+      // indexed, not searched per interval: O(intervals), not O(intervals²)
+      const data = new Array<number>(starts.length).fill(0);
+      for (const r of rows)
+        if (r.intervals >= 1 && r.intervals <= data.length) data[r.intervals - 1] = r.persons;
       const unit = (k: number) => `${k} ${interval}${k === 1 ? '' : 's'}`;
       result.push({
         action: actionOf(entity),
@@ -115,11 +125,11 @@ export async function insightSeries(
       });
     } else if (q.shown_as === 'Lifecycle') {
       const rows = await lifecycleSeries(ch, { ...input, interval });
+      // indexed by (status, bucket), not searched per bucket: O(buckets), not O(buckets²)
+      const persons = new Map(rows.map((r) => [`${r.status} ${r.bucket}`, r.persons]));
       for (const status of LIFECYCLE_STATUSES) {
         const sign = status === 'dormant' ? -1 : 1;
-        const data = starts.map(
-          (s) => sign * (rows.find((r) => r.bucket === s && r.status === status)?.persons ?? 0),
-        );
+        const data = starts.map((s) => sign * (persons.get(`${status} ${s}`) ?? 0));
         result.push({
           action: actionOf(entity),
           label: `${entity.name} - ${status}`,
@@ -134,7 +144,13 @@ export async function insightSeries(
       const rows = await trendSeries(ch, {
         ...input,
         interval,
-        ...(breakdown ? { breakdown } : {}),
+        ...(breakdown
+          ? {
+              breakdown,
+              breakdownLimit: q.breakdown_limit,
+              hideOther: q.breakdown_hide_other_aggregation === 'true',
+            }
+          : {}),
       });
       const value = (r: (typeof rows)[number]) => (entity.math === 'dau' ? r.persons : r.total);
       const groups = new Map<string | null, Map<string, number>>();
@@ -148,11 +164,18 @@ export async function insightSeries(
         const data = starts.map((s) => byBucket.get(s) ?? 0);
         return { bv, data, count: sum(data) };
       });
-      series.sort((a, b) => b.count - a.count || String(a.bv).localeCompare(String(b.bv)));
-      for (const s of series.slice(0, q.breakdown_limit))
+      // ClickHouse sent the top values and "Other" (trendsReader.ts): "Other" comes last
+      const other = (bv: string | null) => (bv === BREAKDOWN_OTHER ? 1 : 0);
+      series.sort(
+        (a, b) =>
+          other(a.bv) - other(b.bv) ||
+          b.count - a.count ||
+          String(a.bv).localeCompare(String(b.bv)),
+      );
+      for (const s of series)
         result.push({
           action: actionOf(entity),
-          label: s.bv === null ? entity.name : `${entity.name} - ${s.bv === '' ? 'none' : s.bv}`,
+          label: s.bv === null ? entity.name : `${entity.name} - ${breakdownLabel(s.bv)}`,
           count: s.count,
           data: s.data,
           labels,
