@@ -184,15 +184,3 @@ export async function calculateCohort(
   await deps.awaitProjection(cohortsProjection, await record(deps, cohortId, events));
   return count;
 }
-
-/** Every dynamic cohort never calculated or calculated more than `maxAgeMs` ago. */
-export async function calculateDueCohorts(
-  deps: CohortCalculationDeps,
-  maxAgeMs: number,
-): Promise<number> {
-  const due = await cohortsReader(deps.pool).dueForCalculation(
-    new Date(deps.now().getTime() - maxAgeMs),
-  );
-  for (const c of due) await calculateCohort(deps, c.project_id, c.id);
-  return due.length;
-}

@@ -49,6 +49,32 @@ export const CohortPropertyGroup: z.ZodType<PropertyGroup> = z
   )
   .meta({ id: 'CohortPropertyGroup' });
 
+/**
+ * Most behavioural filters one cohort may hold: each is a ClickHouse query over the project's
+ * events at every calculation (past it: 400 on `filters`).
+ */
+export const MAX_BEHAVIOURAL_FILTERS = 20;
+
+const behaviouralCount = (group: PropertyGroup): number =>
+  group.values.reduce<number>(
+    (n, item) =>
+      n +
+      ('values' in item
+        ? behaviouralCount(item as PropertyGroup)
+        : (item as { type?: unknown }).type === 'behavioral'
+          ? 1
+          : 0),
+    0,
+  );
+
 export const CohortFiltersInput = z
   .object({ properties: CohortPropertyGroup })
+  .superRefine((filters, ctx) => {
+    const n = behaviouralCount(filters.properties);
+    if (n > MAX_BEHAVIOURAL_FILTERS)
+      ctx.addIssue({
+        code: 'custom',
+        message: `A cohort holds at most ${MAX_BEHAVIOURAL_FILTERS} behavioural filters (this one ${n}).`,
+      });
+  })
   .describe('`{properties: {type: "AND" | "OR", values: [property or group, …]}}`');
