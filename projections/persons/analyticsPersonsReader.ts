@@ -51,4 +51,25 @@ export const analyticsPersonsReader = (pool: pg.Pool) => ({
     if (rows.length > PERSON_BREAKDOWN_MAX_PERSONS) return null;
     return { uuids: rows.map((r) => r.uuid), values: rows.map((r) => r.value) };
   },
+
+  /**
+   * Only the `keys` of each asked person's properties (a key the person lacks is left out): what
+   * person property correlation reads, never whole property sets. Persons not found are left out.
+   */
+  async propertiesOfKeys(
+    projectId: number,
+    uuids: readonly string[],
+    keys: readonly string[],
+  ): Promise<{ uuid: string; properties: Record<string, unknown> }[]> {
+    if (uuids.length === 0) return [];
+    const { rows } = await pool.query<{ uuid: string; properties: Record<string, unknown> }>(
+      `SELECT p.uuid::text AS uuid,
+              COALESCE((SELECT jsonb_object_agg(k, p.properties -> k) FROM unnest($3::text[]) AS k
+                         WHERE p.properties ? k), '{}'::jsonb) AS properties
+         FROM persons p
+        WHERE p.project_id = $1 AND p.uuid = ANY($2::uuid[])`,
+      [projectId, uuids, keys],
+    );
+    return rows;
+  },
 });

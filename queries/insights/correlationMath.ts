@@ -1,5 +1,3 @@
-import type { PersonRecord } from '../../commands/persons/model/personView.ts';
-
 /**
  * PostHog's correlation odds ratio with a prior of 1 on each count:
  * ((s + 1) / (S − s + 1)) / ((f + 1) / (F − f + 1)); above 1 the event goes with success.
@@ -17,39 +15,40 @@ export function odds(success: number, failure: number, successTotal: number, fai
 
 const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-/** Person property values (`key::value`) of the funnel's persons, with their odds. */
-export function propertyCorrelations(
-  outcomes: readonly { person: string; converted: boolean }[],
-  persons: readonly PersonRecord[],
-  keys: readonly string[],
-) {
-  const converted = new Map(outcomes.map((o) => [o.person, o.converted]));
-  const successTotal = outcomes.filter((o) => o.converted).length;
-  const failureTotal = outcomes.length - successTotal;
+/**
+ * Person property values (`key::value`) of the funnel's persons with their odds, counted a
+ * batch of persons at a time (`add`), so no caller holds every person's properties at once.
+ */
+export function propertyCorrelations(keys: readonly string[]) {
   const counts = new Map<
     string,
     { key: string; value: string; success: number; failure: number }
   >();
-  for (const p of persons) {
-    for (const key of keys) {
-      if (!Object.hasOwn(p.properties, key) || p.properties[key] === null) continue;
-      const value = text(p.properties[key]);
-      const name = `${key}::${value}`;
-      const c = counts.get(name) ?? { key, value, success: 0, failure: 0 };
-      if (converted.get(p.uuid)) c.success++;
-      else c.failure++;
-      counts.set(name, c);
-    }
-  }
-  return oddsResult(
-    [...counts].map(([name, c]) => ({
-      name,
-      properties: { [c.key]: c.value },
-      ...odds(c.success, c.failure, successTotal, failureTotal),
-    })),
-    successTotal,
-    failureTotal,
-  );
+  return {
+    /** one person: the requested keys of its properties, and whether it converted */
+    add(properties: Record<string, unknown>, converted: boolean) {
+      for (const key of keys) {
+        if (!Object.hasOwn(properties, key) || properties[key] === null) continue;
+        const value = text(properties[key]);
+        const name = `${key}::${value}`;
+        const c = counts.get(name) ?? { key, value, success: 0, failure: 0 };
+        if (converted) c.success++;
+        else c.failure++;
+        counts.set(name, c);
+      }
+    },
+    result(successTotal: number, failureTotal: number) {
+      return oddsResult(
+        [...counts].map(([name, c]) => ({
+          name,
+          properties: { [c.key]: c.value },
+          ...odds(c.success, c.failure, successTotal, failureTotal),
+        })),
+        successTotal,
+        failureTotal,
+      );
+    },
+  };
 }
 
 /** Every `{key, value}` of the list holds on the person (exact, as text). */

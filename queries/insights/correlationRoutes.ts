@@ -5,8 +5,9 @@ import {
   correlationEventActors,
   eventCorrelations,
   funnelOutcomes,
+  type Outcome,
 } from '../../projections/analytics/correlationReader.ts';
-import { personBatchesReader } from '../../projections/persons/personBatchesReader.ts';
+import { analyticsPersonsReader } from '../../projections/persons/analyticsPersonsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
@@ -84,11 +85,27 @@ function jsonList(text: string | undefined, attr: string): unknown[] {
   return fail(invalidInput(`${attr} must be a JSON list.`, attr));
 }
 
+/** Persons whose requested property keys are read from Postgres at once. */
+const PERSONS_PER_BATCH = 1_000;
+
 /** Funnel correlation (issue #10): aggregate and actors, GET or POST. */
 export const correlationRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
+    /**
+     * The funnel's persons with only the `keys` of their properties, a batch at a time: a
+     * funnel of many persons with large property sets never sits in memory whole (issue #26).
+     */
+    async function* personsOf(projectId: number, outcomes: readonly Outcome[], keys: string[]) {
+      const reader = analyticsPersonsReader(ctx.pool);
+      for (let i = 0; i < outcomes.length; i += PERSONS_PER_BATCH) {
+        const batch = outcomes.slice(i, i + PERSONS_PER_BATCH);
+        const converted = new Map(batch.map((o) => [o.person, o.converted]));
+        const rows = await reader.propertiesOfKeys(projectId, [...converted.keys()], keys);
+        for (const p of rows) yield { ...p, converted: converted.get(p.uuid) === true };
+      }
+    }
     const parse = (request: FastifyRequest) =>
       parseFunnelRequest(request.query, request.body, CorrelationQuery) as CorrelationQuery;
 
@@ -112,11 +129,11 @@ export const correlationRoutes =
             ),
           );
         const outcomes = await funnelOutcomes(ch, funnel);
-        const persons = await personBatchesReader(ctx.pool).byUuids(
-          projectId,
-          outcomes.map((o) => o.person),
-        );
-        return { result: propertyCorrelations(outcomes, persons, keys as string[]) };
+        const counts = propertyCorrelations(keys as string[]);
+        for await (const p of personsOf(projectId, outcomes, keys as string[]))
+          counts.add(p.properties, p.converted);
+        const successTotal = outcomes.filter((o) => o.converted).length;
+        return { result: counts.result(successTotal, outcomes.length - successTotal) };
       }
       const excluded = new Set(
         jsonList(
@@ -175,14 +192,14 @@ export const correlationRoutes =
           ),
         );
       const outcomes = (await funnelOutcomes(ch, funnel)).filter((o) => o.converted === converted);
-      const persons = await personBatchesReader(ctx.pool).byUuids(
-        projectId,
-        outcomes.map((o) => o.person),
-      );
-      const matching = persons
-        .filter((p) => propertyMatches(p.properties, wanted))
-        .map((p) => p.uuid)
-        .sort();
+      const keys = wanted.flatMap((w) => {
+        const key = (w as { key?: unknown } | null)?.key;
+        return typeof key === 'string' ? [key] : [];
+      });
+      const matching: string[] = [];
+      for await (const p of personsOf(projectId, outcomes, keys))
+        if (propertyMatches(p.properties, wanted)) matching.push(p.uuid);
+      matching.sort();
       return answerActors(request, reply, ctx.pool, projectId, q, async (limit, offset) => ({
         personUuids: matching.slice(offset, offset + limit),
         hasMore: matching.length > offset + limit,
