@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_EVENT_DELETION_SCHEDULE, isValidCron } from './core/cron.ts';
 import type { PoolTimeouts } from './db/postgres.ts';
+import type { ConnectionPolicy } from './http/connectionPolicy.ts';
 
 const url = (protocols: string[]) =>
   z
@@ -64,6 +65,14 @@ const ConfigSchema = z.object({
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(480),
   /** /api requests per minute per client address, refused and anonymous ones counted (5 keys' worth); 0: off */
   API_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(0).default(2_400),
+  /** a connection must send a request's headers this soon (after connecting, or after its last answer) */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
+  /** a request (headers and body) must be received this soon; answering it may take longer */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(60_000),
+  /** an idle keep-alive connection is closed after this */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** open connections at most; past it new ones are closed at once (keep it under `ulimit -n`) */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
   /** largest captured event (as JSON); a request holding a larger one is refused with 413 */
   CAPTURE_MAX_EVENT_BYTES: z.coerce
     .number()
@@ -126,6 +135,10 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   API_RATE_LIMIT_PER_MINUTE: '/api requests a minute per personal API key (0: no limit)',
   API_RATE_LIMIT_PER_IP_PER_MINUTE:
     '/api requests a minute per client address, bad keys included (0: no limit)',
+  HTTP_HEADERS_TIMEOUT_MS: "a connection that has not sent a request's headers by then is closed",
+  HTTP_REQUEST_TIMEOUT_MS: 'a request not wholly received by then is answered 408',
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: 'an idle keep-alive connection is closed after this',
+  HTTP_MAX_CONNECTIONS: 'open connections at most; more are closed at once',
   CAPTURE_MAX_EVENT_BYTES: 'largest captured event (JSON bytes); larger: 413',
   CAPTURE_MAX_EVENT_PROPERTIES: 'most properties + $set + $set_once keys of one event; more: 413',
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
@@ -171,6 +184,7 @@ export type Config = Readonly<{
   postgresTimeouts: PoolTimeouts;
   apiRateLimitPerMinute: number;
   apiRateLimitPerIpPerMinute: number;
+  connections: ConnectionPolicy;
   captureBodyLimitBytes: number;
   batchBodyLimitBytes: number;
   decideBodyLimitBytes: number;
@@ -197,6 +211,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${String(issue.path[0])}: ${issue.message}`);
   }
   const c = parsed.data;
+  // Node refuses a header timeout longer than the request's (the headers are part of the request).
+  if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
+    throw new ConfigError(
+      'invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    );
   return {
     port: c.PORT,
     host: c.HOST,
@@ -215,6 +234,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
     apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
     apiRateLimitPerIpPerMinute: c.API_RATE_LIMIT_PER_IP_PER_MINUTE,
+    connections: {
+      headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: c.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: c.HTTP_MAX_CONNECTIONS,
+    },
     postgresTimeouts: {
       connectMs: c.PG_CONNECT_TIMEOUT_MS,
       statementMs: c.PG_STATEMENT_TIMEOUT_MS,

@@ -273,6 +273,7 @@ export async function createService(
       requestsPerMinute: config.apiRateLimitPerMinute,
       requestsPerMinutePerAddress: config.apiRateLimitPerIpPerMinute,
     },
+    connections: config.connections,
     logLevel: config.logLevel,
     logSummaryMs: config.logSummarySeconds * 1000,
     bodyLimit: config.batchBodyLimitBytes,

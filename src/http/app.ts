@@ -20,6 +20,11 @@ import { jsonDepth } from '../core/json.ts';
 import { parseStorableJson } from '../core/storable.ts';
 import { VERSION } from '../version.ts';
 import { type ApiLimits, type AuthLookup, apiScope } from './apiScope.ts';
+import {
+  type ConnectionPolicy,
+  connectionServerOptions,
+  installConnectionLimit,
+} from './connectionPolicy.ts';
 import { installErrorHandler } from './errorHandler.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { openapiTransform } from './openapiMedia.ts';
@@ -48,6 +53,8 @@ export type AppOptions = Readonly<{
   /** Prometheus metrics: requests counted, GET /metrics served */
   metrics?: Metrics;
   metricsToken?: string | undefined;
+  /** timeouts and the most open connections; Node's and Fastify's defaults without it */
+  connections?: ConnectionPolicy;
 }>;
 
 /** Fastify with zod validation and serialisation, the OpenAPI document, auth and error mapping. */
@@ -57,6 +64,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Fastify's two lines per request are replaced by installRequestLogging's one (or a summary).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 20_000_000,
+    ...(options.connections ? connectionServerOptions(options.connections) : {}),
     routerOptions: { ignoreTrailingSlash: true },
     // A caller's (or proxy's) X-Request-Id names the request in the logs and comes back in the
     // answer; without one, Fastify numbers requests. Bounded, so a header cannot bloat every line.
@@ -76,6 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       });
     },
   }).withTypeProvider<ZodTypeProvider>();
+  if (options.connections) installConnectionLimit(app, options.connections);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);

@@ -14,6 +14,19 @@ describe('config', () => {
       eventstoreUrl: undefined,
     });
   });
+  it('has the documented connection policy and /api limits, and refuses a header timeout past the request timeout', () => {
+    const c = loadConfig({});
+    expect(c.connections).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 10_000,
+      maxConnections: 10_000,
+    });
+    expect(c.apiRateLimitPerIpPerMinute).toBe(2_400);
+    expect(() =>
+      loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' }),
+    ).toThrow(/HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/);
+  });
   it('reads every variable, treating empty ones as unset', () => {
     const c = loadConfig({
       PORT: '9001',
