@@ -48,13 +48,19 @@ const ConfigSchema = z.object({
     .default(1024 * 1024),
   /** projects whose flag definitions /decide keeps in memory (least recently used dropped) */
   FLAG_CACHE_MAX_PROJECTS: z.coerce.number().int().min(1).default(10_000),
-  /** worker threads evaluating /decide and /flags; 0 evaluates on the main thread (default: cores − 1, at most 4) */
+  /** worker threads evaluating /decide and /flags; 0 evaluates on the main thread (default: cores − 1, 1 to 4) */
   FLAG_EVALUATION_THREADS: z.coerce
     .number()
     .int()
     .min(0)
     .max(64)
-    .default(() => Math.max(0, Math.min(4, os.availableParallelism() - 1))),
+    .default(() => Math.max(1, Math.min(4, os.availableParallelism() - 1))),
+  /** a /decide or /flags request's evaluation time (a quarter of it per run on a thread); the flags undecided by then are left out */
+  FLAG_EVALUATION_DEADLINE_MS: z.coerce.number().int().min(40).max(60_000).default(1_000),
+  /** jobs one evaluation thread holds (running or queued); past it: 503 with Retry-After */
+  FLAG_EVALUATION_QUEUE_PER_THREAD: z.coerce.number().int().min(1).default(256),
+  /** jobs one project may hold on all evaluation threads together; past it: 429 */
+  FLAG_EVALUATION_QUEUE_PER_PROJECT: z.coerce.number().int().min(1).default(128),
   /** waiting for a Postgres connection (a free pool slot or a new session) before answering 503 */
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   /** longest Postgres statement (server-side statement_timeout) */
@@ -128,7 +134,10 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   DECIDE_BODY_LIMIT_BYTES: 'request body limit of /decide and /flags',
   FLAG_CACHE_MAX_PROJECTS: 'projects whose flag definitions /decide keeps in memory',
   FLAG_EVALUATION_THREADS:
-    'threads evaluating /decide and /flags (0: the main thread; default cores − 1, at most 4)',
+    'threads evaluating /decide and /flags (0: the main thread; default cores − 1, 1 to 4)',
+  FLAG_EVALUATION_DEADLINE_MS: 'evaluation time of one /decide or /flags request',
+  FLAG_EVALUATION_QUEUE_PER_THREAD: 'jobs one evaluation thread holds; more: 503',
+  FLAG_EVALUATION_QUEUE_PER_PROJECT: 'jobs one project holds on the evaluation threads; more: 429',
   PG_CONNECT_TIMEOUT_MS: 'wait for a Postgres connection before answering 503',
   PG_STATEMENT_TIMEOUT_MS: 'longest Postgres statement',
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'a Postgres transaction idle this long is ended',
@@ -190,6 +199,11 @@ export type Config = Readonly<{
   decideBodyLimitBytes: number;
   flagCacheMaxProjects: number;
   flagEvaluationThreads: number;
+  flagEvaluationLimits: Readonly<{
+    deadlineMs: number;
+    queuePerThread: number;
+    queuePerProject: number;
+  }>;
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
@@ -250,6 +264,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     decideBodyLimitBytes: c.DECIDE_BODY_LIMIT_BYTES,
     flagCacheMaxProjects: c.FLAG_CACHE_MAX_PROJECTS,
     flagEvaluationThreads: c.FLAG_EVALUATION_THREADS,
+    flagEvaluationLimits: {
+      deadlineMs: c.FLAG_EVALUATION_DEADLINE_MS,
+      queuePerThread: c.FLAG_EVALUATION_QUEUE_PER_THREAD,
+      queuePerProject: c.FLAG_EVALUATION_QUEUE_PER_PROJECT,
+    },
     eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
     captureQuota: {
       ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,

@@ -207,6 +207,11 @@ export async function createService(
           maxProjects: config.flagCacheMaxProjects,
           withOverridesStore: true,
           now: ctx.now,
+          maxInFlight: config.flagEvaluationLimits.queuePerThread,
+          maxPerProject: config.flagEvaluationLimits.queuePerProject,
+          // A quarter of the request's time once a thread starts a job: a request queued behind
+          // another project's heavy jobs still has the rest (docs/RELIABILITY.md).
+          runMs: Math.max(10, Math.floor(config.flagEvaluationLimits.deadlineMs / 4)),
           // app is assigned below; a thread can only fail once the server runs.
           onError: (error) => app.log.error({ err: error }, 'flag evaluation thread failed'),
         })
@@ -219,6 +224,7 @@ export async function createService(
       (projectId, input) =>
         setHashKeyOverrides(continuity, projectId, input.distinctId, input.anonDistinctId!),
       threads ? { pool: threads, definitions } : undefined,
+      config.flagEvaluationLimits.deadlineMs,
     ),
     config.decideBodyLimitBytes,
   );

@@ -7,13 +7,13 @@ import type {
   FlagEvaluationRequest,
   FlagEvaluationService,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
-import { type DomainError, unauthenticated } from '../../src/core/errors.ts';
+import { type DomainError, throttled, unauthenticated } from '../../src/core/errors.ts';
 import type { RawCaptureRequest } from '../capture/decodeCaptureRequest.ts';
 import type { GeoIp } from '../capture/geoip.ts';
 import { createProjectResolver, type ResolveProject } from '../capture/resolveProject.ts';
 import { type DecideInput, decodeDecideBody, parseDecideInput } from './decideRequest.ts';
 import { type AnswerFormat, answerJson, type FlagMeta } from './decideResponse.ts';
-import type { EvaluationThreads } from './evaluationThreads.ts';
+import type { EvaluationThreads, Refusal } from './evaluationThreads.ts';
 
 /** What a personal API key needs to ask for flags (flags.md §4.1: `phx_` + `project_id`). */
 export const DECIDE_SCOPE = 'feature_flag:read';
@@ -37,7 +37,12 @@ export type DecideDeps = Readonly<{
   continuity?: (projectId: number, input: DecideInput) => Promise<void>;
   /** evaluation threads (FLAG_EVALUATION_THREADS) and the definitions they are sent */
   threads?: { pool: EvaluationThreads; definitions: Pick<FlagDefinitions, 'forProject'> };
+  /** a request's evaluation time (FLAG_EVALUATION_DEADLINE_MS) */
+  deadlineMs: number;
 }>;
+
+/** FLAG_EVALUATION_DEADLINE_MS's default (src/config.ts) */
+export const DEFAULT_FLAG_EVALUATION_DEADLINE_MS = 1_000;
 
 export const decideDeps = (
   access: Pick<AccessReader, 'projectIdByApiKeyHash' | 'personalKeyByHash' | 'canReachProject'>,
@@ -45,7 +50,9 @@ export const decideDeps = (
   geoip: GeoIp,
   continuity?: DecideDeps['continuity'],
   threads?: DecideDeps['threads'],
+  deadlineMs = DEFAULT_FLAG_EVALUATION_DEADLINE_MS,
 ): DecideDeps => ({
+  deadlineMs,
   resolveProject: createProjectResolver(access, 30_000, 1_000, DECIDE_SCOPE),
   evaluation,
   geoip,
@@ -53,10 +60,14 @@ export const decideDeps = (
   ...(threads ? { threads } : {}),
 });
 
-/** The answer as JSON text (see decideResponse.ts), or the refusal. */
+/**
+ * The answer as JSON text (see decideResponse.ts), or the refusal; `overloaded`: every
+ * evaluation thread's queue is full (503 with Retry-After).
+ */
 export type DecideOutcome =
   | { ok: true; input: DecideInput; json: string }
-  | { ok: false; error: DomainError };
+  | { ok: false; error: DomainError }
+  | { ok: false; overloaded: true };
 
 /** v4's metadata by flag key, once per definitions version (rows are replaced on every change). */
 const metaByRows = new WeakMap<readonly unknown[], ReadonlyMap<string, FlagMeta>>();
@@ -109,6 +120,7 @@ export async function decide(
     await deps.continuity(project.projectId, input).catch(() => undefined);
   const personProperties = withGeoip(deps, input, forwardedIp);
   const request: FlagEvaluationRequest = {
+    deadlineMs: Date.now() + deps.deadlineMs,
     projectId: project.projectId,
     distinctId: input.distinctId,
     groups: input.groups,
@@ -119,7 +131,8 @@ export async function decide(
   };
   if (deps.threads) {
     const json = await answerOnThreads(deps.threads, deps.evaluation, request, format);
-    if (json !== null) return { ok: true, input, json };
+    if (typeof json === 'string') return { ok: true, input, json };
+    if (json !== null) return refusedOutcome(json);
   }
   const result = await deps.evaluation.evaluate(request);
   const answer = {
@@ -129,6 +142,14 @@ export async function decide(
   };
   return { ok: true, input, json: answerJson(format, answer) };
 }
+
+const PROJECT_FULL = throttled(
+  'This project has too many flag requests being evaluated at once; retry shortly.',
+);
+const refusedOutcome = (r: Refusal): DecideOutcome =>
+  r.refused === 'project_full'
+    ? { ok: false, error: PROJECT_FULL }
+    : { ok: false, overloaded: true };
 
 /**
  * The answer from an evaluation thread: the first pass there; when it needs stored data, the
@@ -141,15 +162,15 @@ async function answerOnThreads(
   evaluation: FlagEvaluationService,
   request: FlagEvaluationRequest,
   format: AnswerFormat,
-): Promise<string | null> {
+): Promise<string | Refusal | null> {
   const definitions = await threads.definitions.forProject(request.projectId);
   const first = await threads.pool.answer(definitions, request, format);
-  if (first === null || typeof first === 'string') return first;
+  if (first === null || typeof first === 'string' || 'refused' in first) return first;
   const stored = await evaluation.loadStored(request, definitions, first.needs).catch(() => null);
   if (!stored) return null;
   const second = await threads.pool.answer(definitions, request, format, {
     stored,
     nowMs: first.nowMs,
   });
-  return typeof second === 'string' ? second : null;
+  return typeof second === 'string' || (second !== null && 'refused' in second) ? second : null;
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
+import { RETRY_AFTER_SECONDS } from '../../src/http/errorHandler.ts';
 import { clientIp } from '../capture/geoip.ts';
 import { type DecideDeps, decide } from './decide.ts';
 import { answerFormat, answerJson, CLIENT_CONFIG, type DecideAnswer } from './decideResponse.ts';
@@ -87,6 +88,13 @@ const unvalidated = () => (value: unknown) => ({ value });
 const sendJson = (reply: FastifyReply, status: number, json: string) =>
   reply.status(status).type('application/json; charset=utf-8').send(json);
 
+const OVERLOADED = JSON.stringify({
+  type: 'server_error',
+  code: 'service_unavailable',
+  detail: 'Flag evaluation is at capacity; retry shortly.',
+  attr: null,
+});
+
 const EMPTY: DecideAnswer = { evaluations: [], errors: false, meta: new Map() };
 const answer = (
   path: '/decide' | '/flags',
@@ -125,7 +133,12 @@ export const decideRoutes =
         request.headers['x-forwarded-for'] ? clientIp(request.headers, undefined) : null,
         answerFormat(path, query),
       );
+      if ('overloaded' in outcome) {
+        reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+        return sendJson(reply, 503, OVERLOADED);
+      }
       if (!outcome.ok) {
+        if (outcome.error.kind === 'throttled') reply.header('Retry-After', '1');
         const { status, body } = httpError(outcome.error);
         return sendJson(reply, status, JSON.stringify(body));
       }
@@ -156,6 +169,8 @@ export const decideRoutes =
             400: ApiErrorBody,
             401: ApiErrorBody,
             413: ApiErrorBody,
+            429: ApiErrorBody,
+            503: ApiErrorBody,
           },
         },
         handler: async (request, reply) => {

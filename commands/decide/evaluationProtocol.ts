@@ -54,4 +54,9 @@ export type Answer =
 
 export type AnswersMessage = { type: 'answers'; answers: Answer[] };
 
-export type WorkerData = { maxProjects: number; withOverridesStore: boolean };
+export type WorkerData = {
+  maxProjects: number;
+  withOverridesStore: boolean;
+  /** longest run of one job once the thread starts it (ms), inside the request's deadline */
+  runMs: number;
+};

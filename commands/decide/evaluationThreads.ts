@@ -21,14 +21,19 @@ import type {
  */
 export type NeedsStored = { needs: Needs; nowMs: number };
 
+/** Why a job was refused: every thread's queue is full (503), or the project's share is (429). */
+export type Refusal = { refused: 'threads_full' | 'project_full' };
+
 /**
  * /decide's evaluation threads: the pure passes and the answer's JSON run on worker threads, so
  * the main thread only parses HTTP, checks the token, loads stored data and writes answers
  * (bench:decide: the evaluation of 50 flags costs more than the rest of the request). Jobs are
- * sent in one message per event-loop turn and thread. `answer` resolves to the JSON, to
- * `NeedsStored` when a flag needs stored data, or to null when the main thread must answer
- * itself: every thread is busy past `maxInFlight` (the main thread then shares the work rather
- * than queueing it), a thread is down or does not hold the definitions, or the evaluation threw.
+ * sent in one message per event-loop turn and thread; a thread runs them round-robin by project
+ * (evaluationWorker.ts), so one project's heavy requests delay another's by one job at most.
+ * `answer` resolves to the JSON, to `NeedsStored` when a flag needs stored data, to a `Refusal`
+ * when the queues are full (bounded: the main thread never takes the work over, it must stay
+ * free for /_health and capture), or to null when the main thread must answer itself: a thread
+ * is down or does not hold the definitions, or the evaluation threw.
  */
 export type EvaluationThreads = {
   answer(
@@ -36,12 +41,12 @@ export type EvaluationThreads = {
     req: FlagEvaluationRequest,
     format: AnswerFormat,
     second?: { stored: StoredContext; nowMs: number },
-  ): Promise<string | NeedsStored | null>;
+  ): Promise<string | NeedsStored | Refusal | null>;
   /**
-   * answers given by the threads (of them, `withStoredData` after a load), and requests handed
-   * back to the main thread
+   * answers given by the threads (of them, `withStoredData` after a load), requests handed
+   * back to the main thread, and requests refused because the queues were full
    */
-  counts(): { onThreads: number; withStoredData: number; onMainThread: number };
+  counts(): { onThreads: number; withStoredData: number; onMainThread: number; refused: number };
   close(): Promise<void>;
 };
 
@@ -50,8 +55,12 @@ export type EvaluationThreadsOptions = {
   maxProjects: number;
   withOverridesStore: boolean;
   now: () => Date;
-  /** jobs a thread may hold before the main thread evaluates new ones itself */
+  /** jobs a thread may hold (running or queued); past it new requests are refused (503) */
   maxInFlight?: number;
+  /** jobs one project may hold on all threads together; past it its requests are refused (429) */
+  maxPerProject?: number;
+  /** longest run of one job on a thread (ms), inside the request's deadline (default 250) */
+  runMs?: number;
   /** a thread that died is started again after this long */
   restartDelayMs?: number;
   onError?: (error: unknown) => void;
@@ -61,6 +70,7 @@ type Pending = {
   resolve: (answer: string | NeedsStored | null) => void;
   nowMs: number;
   second: boolean;
+  projectId: number;
 };
 type Thread = {
   worker: Worker | null;
@@ -79,9 +89,18 @@ const metaOf = (project: ProjectFlags): DefinitionsMessage['meta'] =>
 
 export function evaluationThreads(options: EvaluationThreadsOptions): EvaluationThreads {
   const maxInFlight = options.maxInFlight ?? 256;
+  const maxPerProject = options.maxPerProject ?? 128;
+  /** projectId → its jobs on every thread (a first pass and its second count once each) */
+  const perProject = new Map<number, number>();
+  const release = (projectId: number) => {
+    const left = (perProject.get(projectId) ?? 1) - 1;
+    if (left > 0) perProject.set(projectId, left);
+    else perProject.delete(projectId);
+  };
   const data: WorkerData = {
     maxProjects: options.maxProjects,
     withOverridesStore: options.withOverridesStore,
+    runMs: options.runMs ?? 250,
   };
   const entry = new URL(
     `./evaluationWorker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
@@ -90,7 +109,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
   let closed = false;
   let nextId = 1;
   let flushing = false;
-  const counted = { onThreads: 0, withStoredData: 0, onMainThread: 0 };
+  const counted = { onThreads: 0, withStoredData: 0, onMainThread: 0, refused: 0 };
 
   const threads: Thread[] = Array.from({ length: options.threads }, () => ({
     worker: null,
@@ -107,6 +126,7 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
         const pending = t.pending.get(a.id);
         t.pending.delete(a.id);
         if (!pending) continue;
+        release(pending.projectId);
         if ('json' in a) {
           counted.onThreads++;
           if (pending.second) counted.withStoredData++;
@@ -125,7 +145,10 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
       if (error) options.onError?.(error);
       t.worker = null;
       t.sent.clear();
-      for (const pending of t.pending.values()) pending.resolve(null);
+      for (const pending of t.pending.values()) {
+        release(pending.projectId);
+        pending.resolve(null);
+      }
       t.pending.clear();
       t.queue = [];
       if (!closed) setTimeout(() => !closed && start(t), options.restartDelayMs ?? 1_000).unref();
@@ -158,9 +181,21 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
       let best: Thread | undefined;
       for (const t of threads)
         if (t.worker && (!best || t.pending.size < best.pending.size)) best = t;
-      if (!best || best.pending.size >= maxInFlight) {
+      if (!best) {
         counted.onMainThread++;
         return Promise.resolve(null);
+      }
+      // A second pass was admitted with its first: it is never refused half-way.
+      const refusal: Refusal['refused'] | undefined = second
+        ? undefined
+        : (perProject.get(project.projectId) ?? 0) >= maxPerProject
+          ? 'project_full'
+          : best.pending.size >= maxInFlight
+            ? 'threads_full'
+            : undefined;
+      if (refusal) {
+        counted.refused++;
+        return Promise.resolve({ refused: refusal });
       }
       const t = best;
       if (t.sent.get(project.projectId) !== project.version) {
@@ -192,7 +227,10 @@ export function evaluationThreads(options: EvaluationThreadsOptions): Evaluation
         flushing = true;
         setImmediate(flush);
       }
-      return new Promise((resolve) => t.pending.set(id, { resolve, nowMs, second: !!second }));
+      perProject.set(project.projectId, (perProject.get(project.projectId) ?? 0) + 1);
+      return new Promise((resolve) =>
+        t.pending.set(id, { resolve, nowMs, second: !!second, projectId: project.projectId }),
+      );
     },
     counts: () => ({ ...counted }),
     async close() {

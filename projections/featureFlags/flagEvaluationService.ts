@@ -17,6 +17,8 @@ export type FlagEvaluationRequest = {
   groupProperties?: Record<string, Record<string, unknown>>;
   keys?: readonly string[];
   deviceId?: string | null;
+  /** epoch ms after which undecided flags are left out (`errorsWhileComputingFlags`) */
+  deadlineMs?: number;
 };
 
 export type FlagEvaluationResult = {
@@ -215,7 +217,11 @@ export function flagEvaluationService(deps: FlagEvaluationDeps): FlagEvaluationS
     async evaluate(req) {
       const project = await deps.definitions.forProject(req.projectId);
       const base = requestContext(req, project, deps.hashKeyOverrides !== undefined);
-      const options = { now: deps.now, ...(req.keys ? { keys: req.keys } : {}) };
+      const options = {
+        now: deps.now,
+        ...(req.keys ? { keys: req.keys } : {}),
+        ...(req.deadlineMs !== undefined ? { deadlineMs: req.deadlineMs } : {}),
+      };
       let evaluations = evaluateFlags(project.flags, base, options);
       const needs = mergeNeeds(evaluations);
       if (needs) {

@@ -179,6 +179,8 @@ function evaluateOne(session: Session, flag: EvaluableFlag): FlagEvaluation {
   let skippedGroups = false;
   const conditions = filters.groups ?? [];
   for (let index = 0; index < conditions.length; index++) {
+    // Checked per condition: one flag of 200 heavy conditions must not outlive the request.
+    if (session.pastDeadline()) return pastDeadline(flag);
     const condition = conditions[index]!;
     const result: ConditionResult = evaluateCondition(
       session,
@@ -206,6 +208,13 @@ function evaluateOne(session: Session, flag: EvaluableFlag): FlagEvaluation {
   return evaluated(flag, false, null, reason(best.code, best.index, description));
 }
 
+const pastDeadline = (flag: EvaluableFlag): FlagEvaluation => ({
+  outcome: 'not_evaluable',
+  key: flag.key,
+  error: 'deadline_exceeded',
+  description: 'the request ran out of evaluation time before this flag was decided',
+});
+
 function evaluateMemo(session: Session, flag: EvaluableFlag): FlagEvaluation {
   const known = session.results.get(flag.key);
   if (known) return known;
@@ -226,13 +235,16 @@ export function evaluateFlags(
   context: EvaluationContext,
   options: EvaluationOptions,
 ): FlagEvaluation[] {
-  const session = createSession(flags, context, options.now, evaluateMemo);
+  const session = createSession(flags, context, options.now, evaluateMemo, options.deadlineMs);
   const wanted = options.keys ? new Set(options.keys) : undefined;
   // Without dependencies between the flags, no result is read twice: skip the memo's bookkeeping
   // (a cohort that names a flag still goes through session.evaluate, memoised).
   const evaluate = session.catalog.hasDependencies ? evaluateMemo : evaluateOne;
   const out: FlagEvaluation[] = [];
-  for (const f of flags) if (!wanted || wanted.has(f.key)) out.push(evaluate(session, f));
+  for (const f of flags) {
+    if (wanted && !wanted.has(f.key)) continue;
+    out.push(session.pastDeadline() ? pastDeadline(f) : evaluate(session, f));
+  }
   return out;
 }
 

@@ -9,7 +9,9 @@
  * - null is the text "null" for the text operators and matches nothing else;
  * - a date or version that does not parse, in the filter or in the property, does not match (the
  *   flags service's `unwrap_or(false)`; posthog-node skips such a condition); neither does a
- *   regex that does not compile or runs past the step budget, for `regex` and `not_regex` alike;
+ *   regex that does not compile or runs past the step budget, for `regex` and `not_regex` alike,
+ *   nor one against a value longer than `MAX_REGEX_VALUE_LENGTH` (docs/DECISIONS.md "Flag
+ *   evaluation");
  * - an unknown operator, or a regex construct the engine does not support, is not evaluable.
  */
 import type { FlagProperty } from '../flagFilters.ts';
@@ -75,10 +77,30 @@ function exactMatch(filter: unknown, actual: unknown): boolean {
 // The flags service folds only ASCII for substring, prefix and suffix operators. For ASCII text
 // toLowerCase is that fold, and far quicker than a replace callback per capital (/decide's hot path).
 const NON_ASCII = /[\u0080-\uffff]/;
+const fold = (s: string): string =>
+  NON_ASCII.test(s) ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s.toLowerCase();
+// A long value (say 200 KB) tested by 1,000 flags × 5 `icontains` was folded 5,000 times: folded
+// once here instead (a small memo, emptied when full; V8 hashes a string once).
+const LONG_TEXT = 1024;
+const foldedMemo = new Map<string, string>();
 const asciiLower = (v: unknown): string => {
   const s = String(v);
-  return NON_ASCII.test(s) ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s.toLowerCase();
+  if (s.length <= LONG_TEXT) return fold(s);
+  let folded = foldedMemo.get(s);
+  if (folded === undefined) {
+    if (foldedMemo.size >= 64) foldedMemo.clear();
+    folded = fold(s);
+    foldedMemo.set(s, folded);
+  }
+  return folded;
 };
+
+/**
+ * Longest value (UTF-16 units) a `regex` filter is run against. The NFA's work is (pattern ×
+ * value); PostHog's flags service bounds the same work with a backtrack limit of 10,000 steps and
+ * answers no match past it. A longer value is no match for `regex` and `not_regex` alike.
+ */
+export const MAX_REGEX_VALUE_LENGTH = 10_000;
 
 function compare(operator: string, a: number | string, b: number | string): boolean {
   if (operator === 'gt') return a > b;
@@ -148,7 +170,9 @@ function dateOutcome(
 }
 
 function regexOutcome(property: FlagProperty, negate: boolean, actual: unknown): Outcome {
-  const result = regexMatches(String(property.value), String(actual));
+  const text = String(actual);
+  if (text.length > MAX_REGEX_VALUE_LENGTH) return false;
+  const result = regexMatches(String(property.value), text);
   if (typeof result === 'boolean') return result !== negate;
   // PostHog answers false for both operators when the pattern does not compile, or when the
   // match runs past its limit.

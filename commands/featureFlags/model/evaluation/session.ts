@@ -44,6 +44,8 @@ export type Session = {
   readonly results: Map<string, FlagEvaluation>;
   readonly inProgress: Set<string>;
   readonly evaluate: (flag: EvaluableFlag) => FlagEvaluation;
+  /** true once the request's deadline has passed (never without one) */
+  readonly pastDeadline: () => boolean;
 };
 
 export function createSession(
@@ -51,6 +53,7 @@ export function createSession(
   context: EvaluationContext,
   now: () => Date,
   evaluate: (session: Session, flag: EvaluableFlag) => FlagEvaluation,
+  deadlineMs?: number,
 ): Session {
   let instant: Date | undefined;
   const session: Session = {
@@ -63,6 +66,7 @@ export function createSession(
     results: new Map(),
     inProgress: new Set(),
     evaluate: (flag) => evaluate(session, flag),
+    pastDeadline: deadlineMs === undefined ? () => false : () => Date.now() > deadlineMs,
   };
   return session;
 }

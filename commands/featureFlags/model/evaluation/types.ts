@@ -69,6 +69,11 @@ export type EvaluationOptions = {
   now: () => Date;
   /** evaluate only these keys (`flag_keys_to_evaluate`); their dependencies are still resolved */
   keys?: readonly string[];
+  /**
+   * The request's deadline (epoch ms, `Date.now()`'s clock): the flags not decided by then are
+   * not evaluable (`deadline_exceeded`), so one request's properties cannot hold a thread.
+   */
+  deadlineMs?: number;
 };
 
 /** PostHog's `reason.code` values (Rust flags service), plus `flag_disabled` for inactive flags. */
@@ -105,7 +110,9 @@ export type NotEvaluableCode =
   /** an operator the evaluator does not know */
   | 'invalid_filter'
   /** a regex construct the engine does not handle (look-around, back-references, …) */
-  | 'unsupported_regex';
+  | 'unsupported_regex'
+  /** the request's evaluation deadline passed before the flag was decided */
+  | 'deadline_exceeded';
 
 export type FlagEvaluation =
   | {
