@@ -73,8 +73,11 @@ export const withTransaction = <T>(
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
-// Connection-level failures (socket codes and SQLSTATE classes 08, 53300, 57P0x) and client-side
-// timeouts: the database is unreachable or overloaded, not the request wrong.
+// Connection-level failures (socket codes and SQLSTATE classes 08, 57P0x) and client-side
+// timeouts: the database is unreachable or overloaded, not the request wrong. Storage failures too
+// (issue #26): the disk full, memory short, an I/O error (SQLSTATE class 53 insufficient_resources
+// and 58 system errors; ENOSPC, EIO, EMFILE… from a local store) refuse every write until an
+// operator or time clears them, whatever the request.
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -83,15 +86,27 @@ const UNAVAILABLE_CODES = new Set([
   'ENOTFOUND',
   'EHOSTUNREACH',
   'ENETUNREACH',
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'ENOMEM',
+  'EMFILE',
+  'ENFILE',
   '08000',
   '08001',
   '08003',
   '08004',
   '08006',
-  '53300',
+  '53000', // insufficient_resources
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '53300', // too_many_connections
+  '53400', // configuration_limit_exceeded
   '57P01',
   '57P02',
   '57P03',
+  '58000', // system_error
+  '58030', // io_error
 ]);
 const UNAVAILABLE_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|connection error|Query read timeout|the database system is (starting up|shutting down|in recovery mode)|Client was closed|Cannot use a pool after calling end/i;
