@@ -90,6 +90,12 @@ export type ListResult =
 export const QUERY_TIMEOUT_SECONDS = 60;
 /** Memory one events or analytics query may use (the embedded ClickHouse shares the process). */
 export const QUERY_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
+/**
+ * Rows one events or analytics query may return: a backstop behind each reader's own bounds
+ * (pages, top-N breakdowns, the interval cap); past it ClickHouse stops the query
+ * (TOO_MANY_ROWS_OR_BYTES, a 400) before the server holds the rows.
+ */
+export const QUERY_MAX_RESULT_ROWS = 1_000_000;
 
 export async function runEventsQuery<T>(
   ch: ClickHouse,
@@ -107,6 +113,8 @@ export async function runEventsQuery<T>(
         output_format_json_quote_64bit_integers: 0,
         max_execution_time: QUERY_TIMEOUT_SECONDS,
         max_memory_usage: String(QUERY_MAX_MEMORY_BYTES),
+        max_result_rows: String(QUERY_MAX_RESULT_ROWS),
+        result_overflow_mode: 'throw',
       },
     });
     return (await result.json()) as T;

@@ -68,13 +68,15 @@ const QUERY_TEXT_ERRORS: Readonly<Record<string, number>> = {
   UNEXPECTED_DATA_AFTER_PARSED_VALUE: 632,
 };
 /**
- * A query too costly for its limits (`max_execution_time`, `max_memory_usage` of the events
- * reader): the expression's fault too, answered 400 as documented in queries/events/README.md.
+ * A query too costly for its limits (`max_execution_time`, `max_memory_usage`, `max_result_rows`
+ * of the events reader): the request's fault too, answered 400 as documented in
+ * queries/events/README.md.
  * Connection failures and client-side timeouts are not here: they stay 503.
  */
 const QUERY_COST_ERRORS: Readonly<Record<string, number>> = {
   TIMEOUT_EXCEEDED: 159,
   MEMORY_LIMIT_EXCEEDED: 241,
+  TOO_MANY_ROWS_OR_BYTES: 396,
 };
 const BY_NAME: ReadonlyMap<string, number> = new Map(
   Object.entries({ ...QUERY_TEXT_ERRORS, ...QUERY_COST_ERRORS }),

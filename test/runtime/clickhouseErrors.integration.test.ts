@@ -40,6 +40,11 @@ describe('chDB', () => {
     ['NUMBER_OF_ARGUMENTS_DOESNT_MATCH', 'SELECT lower()'],
     ['ILLEGAL_DIVISION', 'SELECT intDiv(1, 0)'],
     ['CANNOT_COMPILE_REGEXP', "SELECT match('a', '(')"],
+    // past the events reader's max_result_rows (issue #26)
+    [
+      'TOO_MANY_ROWS_OR_BYTES',
+      "SELECT number FROM numbers(100) SETTINGS max_result_rows = 10, result_overflow_mode = 'throw'",
+    ],
     // a parameter value chDB refuses to send (a JavaScript integer past 2^53 has lost digits)
     ['BAD_QUERY_PARAMETER', 'SELECT {p:Int64}', { p: 2 ** 60 }],
   ];
