@@ -66,6 +66,36 @@ describe('parseDecideInput (flags.md §4.1)', () => {
   });
 });
 
+describe('parseDecideInput bounds', () => {
+  const parse = (extra: Record<string, unknown>) => {
+    const r = parseDecideInput({ token: 't', distinct_id: 'd', ...extra }, {}, {});
+    return 'token' in r ? 'ok' : r.error;
+  };
+  const entries = (n: number, value: (i: number) => unknown) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value(i)]));
+
+  it('groups and group_properties: 100 entries at most; properties: 10,000 keys at most', () => {
+    expect(parse({ groups: entries(100, String) })).toBe('ok');
+    expect(parse({ groups: entries(101, String) })).toEqual({
+      kind: 'validation',
+      code: 'malformed_data',
+      detail: 'groups has more than 100 entries',
+      attr: 'groups',
+    });
+    expect(parse({ group_properties: entries(101, () => ({})) })).toMatchObject({
+      attr: 'group_properties',
+    });
+    expect(parse({ person_properties: entries(10_000, String) })).toBe('ok');
+    expect(parse({ person_properties: entries(10_001, String) })).toMatchObject({
+      attr: 'person_properties',
+      detail: 'person_properties has more than 10000 keys',
+    });
+    expect(parse({ group_properties: { company: entries(10_001, String) } })).toMatchObject({
+      detail: 'group_properties.company has more than 10000 keys',
+    });
+  });
+});
+
 describe('decideVersion', () => {
   it('missing → 1, non-integer → 2, clamped to 1…4', () => {
     expect([undefined, '', '1', '2', '3', '4', '7', '0', 'x', '3.5'].map(decideVersion)).toEqual([

@@ -478,3 +478,37 @@ describe('cohorts', () => {
     expect(value({ plan: 'pro', country: 'DE' }, notIn)).toBe(true);
   });
 });
+
+describe('the request deadline', () => {
+  it('flags not decided by the deadline are deadline_exceeded; none without one', () => {
+    const flags = [flag('a', { groups: [rollout(100)] }), flag('b', { groups: [rollout(100)] })];
+    const context: EvaluationContext = {
+      distinctId: 'd',
+      person: { properties: {}, complete: true },
+    };
+    const past = evaluateFlags(flags, context, { now: noClock, deadlineMs: Date.now() - 1 });
+    expect(past.map((e) => e.outcome === 'not_evaluable' && e.error)).toEqual([
+      'deadline_exceeded',
+      'deadline_exceeded',
+    ]);
+    const future = evaluateFlags(flags, context, { now: noClock, deadlineMs: Date.now() + 60_000 });
+    expect(future.map(flagValue)).toEqual([true, true]);
+  });
+
+  it('200 slow regex conditions stop at the deadline, not after the last one', () => {
+    const conditions = Array.from({ length: 200 }, (_, i) =>
+      rollout(100, { properties: [person('email', `(a|aa)*b${i}`, 'regex')] }),
+    );
+    const context: EvaluationContext = {
+      distinctId: 'd',
+      person: { properties: { email: 'a'.repeat(10_000) }, complete: true },
+    };
+    const started = Date.now();
+    const [heavy] = evaluateFlags([flag('heavy', { groups: conditions })], context, {
+      now: noClock,
+      deadlineMs: started + 200,
+    });
+    expect(heavy).toMatchObject({ outcome: 'not_evaluable', error: 'deadline_exceeded' });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});

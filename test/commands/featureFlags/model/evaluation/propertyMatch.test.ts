@@ -8,7 +8,10 @@ import {
   evaluateFlags,
   flagValue,
 } from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import { matchProperty } from '../../../../../commands/featureFlags/model/evaluation/propertyMatch.ts';
+import {
+  MAX_REGEX_VALUE_LENGTH,
+  matchProperty,
+} from '../../../../../commands/featureFlags/model/evaluation/propertyMatch.ts';
 import type { FlagProperty } from '../../../../../commands/featureFlags/model/flagFilters.ts';
 
 const NOW = new Date('2024-03-31T12:00:00Z');
@@ -155,6 +158,27 @@ describe('operators where posthog-node 5 defers to the server', () => {
     expect(missing('is_date_before', 'someday')).toBe(false);
     expect(missing('semver_eq', '1.0.0')).toMatchObject({ unresolved: 'missing' });
     expect(missing('is_date_before', '-1d')).toMatchObject({ unresolved: 'missing' });
+  });
+
+  it('regex: a value past MAX_REGEX_VALUE_LENGTH is no match for both operators, at once', () => {
+    const long = 'a'.repeat(MAX_REGEX_VALUE_LENGTH + 1);
+    const started = performance.now();
+    expect(match('regex', '(a|aa)*', long)).toBe(false);
+    expect(match('not_regex', 'b', long)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(50);
+    expect(match('regex', 'a$', 'a'.repeat(MAX_REGEX_VALUE_LENGTH))).toBe(true);
+  });
+
+  it('text operators on a long value: the same answers, the fold done once', () => {
+    const long = `${'Ab'.repeat(100_000)}Tail`;
+    expect(match('icontains', 'BABTAIL', long)).toBe(true);
+    expect(match('not_icontains', 'zz', long)).toBe(true);
+    expect(match('starts_with', 'aBa', long)).toBe(true);
+    expect(match('ends_with', 'tail', long)).toBe(true);
+    const started = performance.now();
+    for (let i = 0; i < 5_000; i++) match('icontains', `needle${i % 5}`, long);
+    // 5,000 folds of 200 KB took seconds; 5,000 searches of the folded text take far less.
+    expect(performance.now() - started).toBeLessThan(3_000);
   });
 
   it('regex: an invalid pattern is false for both operators, an unsupported one is refused', () => {
