@@ -31,6 +31,11 @@ export type Breakdown = Readonly<{
   persons?: Readonly<{ uuids: readonly string[]; values: readonly string[] }>;
 }>;
 
+/** PostHog's breakdown value of the series that sums the values past the breakdown limit. */
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
+/** the values a breakdown keeps when the request names no limit (PostHog's default) */
+export const DEFAULT_BREAKDOWN_LIMIT = 25;
+
 /** Bucket start of `ts` (weeks start on Sunday, PostHog's default `week_start_day`). */
 export function bucketSql(interval: Interval, ts = 'e.timestamp'): string {
   switch (interval) {

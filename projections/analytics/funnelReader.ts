@@ -9,8 +9,10 @@ import { runEventsQuery } from '../events/eventsReader.ts';
 import { compilePropertyFilters } from '../events/propertyFilters.ts';
 import { Params } from '../events/sqlParams.ts';
 import {
+  BREAKDOWN_OTHER,
   type Breakdown,
   breakdownSql,
+  DEFAULT_BREAKDOWN_LIMIT,
   eventsWithPersons,
   PERSON_SQL,
   type SeriesInput,
@@ -26,6 +28,8 @@ export type FunnelInput = Omit<SeriesInput, 'event'> & {
   /** conversion window in seconds (inclusive: a step exactly at the window's end counts) */
   windowSeconds: number;
   breakdown?: Breakdown;
+  /** with a breakdown: the values kept (most step-1 persons first); the rest are "Other" */
+  breakdownLimit?: number;
 };
 
 function stepCondition(step: FunnelStep, input: FunnelInput, params: Params): string {
@@ -64,14 +68,23 @@ export function funnelPerPerson(ch: ClickHouse, input: FunnelInput, params: Para
 
 export type FunnelCounts = { breakdownValue: string | null; counts: number[] };
 
-/** Persons reaching each step (index 0 = step 1), per breakdown value (most step-1 persons first). */
+/**
+ * Persons reaching each step (index 0 = step 1), per breakdown value (most step-1 persons first):
+ * the top `breakdownLimit` values, the others summed as PostHog's "Other" (`BREAKDOWN_OTHER`,
+ * last), so the server receives at most limit + 1 rows however many values there are.
+ */
 export async function funnelCounts(ch: ClickHouse, input: FunnelInput): Promise<FunnelCounts[]> {
   const params = new Params();
-  const counts = input.steps.map((_, i) => `countIf(reached >= ${i + 1}) AS s${i}`).join(', ');
+  const counts = input.steps.map((_, i) => `countIf(reached >= ${i + 1}) AS n${i}`).join(', ');
+  const perValue = `SELECT bv AS value, ${counts}, row_number() OVER (ORDER BY n0 DESC, value) AS place
+                      FROM (${funnelPerPerson(ch, input, params)}) WHERE reached >= 1 GROUP BY value`;
+  const limit = params.number(input.breakdownLimit ?? DEFAULT_BREAKDOWN_LIMIT);
+  const other = params.string(BREAKDOWN_OTHER);
+  const sums = input.steps.map((_, i) => `sum(n${i}) AS s${i}`).join(', ');
   const rows = await runEventsQuery<Record<string, string | number | null>[]>(
     ch,
-    `SELECT bv, ${counts} FROM (${funnelPerPerson(ch, input, params)})
-      WHERE reached >= 1 GROUP BY bv ORDER BY s0 DESC, bv`,
+    `SELECT if(place <= ${limit}, value, ${other}) AS bv, ${sums} FROM (${perValue})
+      GROUP BY bv ORDER BY bv = ${other}, s0 DESC, bv`,
     params,
     'JSONEachRow',
   );

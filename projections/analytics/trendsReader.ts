@@ -6,9 +6,11 @@ import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { runEventsQuery } from '../events/eventsReader.ts';
 import { Params } from '../events/sqlParams.ts';
 import {
+  BREAKDOWN_OTHER,
   type Breakdown,
   breakdownSql,
   bucketSql,
+  DEFAULT_BREAKDOWN_LIMIT,
   eventsWithPersons,
   type Interval,
   PERSON_SQL,
@@ -33,11 +35,6 @@ export type TrendInput = SeriesInput & {
   /** with a breakdown: leave the events of the other values out instead of summing them */
   hideOther?: boolean;
 };
-
-/** PostHog's breakdown value of the series that sums the values past the limit. */
-export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
-/** the values a breakdown keeps when the request names no limit (PostHog's default) */
-const DEFAULT_BREAKDOWN_LIMIT = 25;
 
 const ISO_BUCKET = (b: string) => `formatDateTime(${b}, '%Y-%m-%dT%H:%i:%SZ', 'UTC')`;
 

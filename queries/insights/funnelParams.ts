@@ -51,6 +51,15 @@ export const FunnelQuery = InsightQuery.extend({
     .max(1000)
     .optional()
     .describe('actors: only this breakdown value'),
+  breakdown_limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(25)
+    .describe(
+      'breakdown values shown, most step-1 persons first; the others are summed as "Other"',
+    ),
 });
 export type FunnelQuery = z.infer<typeof FunnelQuery>;
 
@@ -120,6 +129,6 @@ export async function funnelInput(
     steps,
     order,
     windowSeconds: windowSeconds(q),
-    ...(breakdown ? { breakdown } : {}),
+    ...(breakdown ? { breakdown, breakdownLimit: q.breakdown_limit } : {}),
   };
 }

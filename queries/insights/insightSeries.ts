@@ -3,16 +3,12 @@
  * `shown_as` Volume (trends, the default), Stickiness and Lifecycle.
  */
 import { z } from 'zod';
-import type { Interval } from '../../projections/analytics/analyticsSql.ts';
+import { BREAKDOWN_OTHER, type Interval } from '../../projections/analytics/analyticsSql.ts';
 import {
   LIFECYCLE_STATUSES,
   lifecycleSeries,
 } from '../../projections/analytics/lifecycleReader.ts';
-import {
-  BREAKDOWN_OTHER,
-  stickinessSeries,
-  trendSeries,
-} from '../../projections/analytics/trendsReader.ts';
+import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { resolveAll } from './allDates.ts';

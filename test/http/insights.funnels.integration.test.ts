@@ -107,6 +107,19 @@ describe('insights/funnel', () => {
     ]);
   });
 
+  it('keeps breakdown_limit values (most step-1 persons first), the rest summed as "Other"', async () => {
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/funnel/?events=${STEPS}&${RANGE}&breakdown=$browser&breakdown_limit=1`,
+    );
+    expect(res.status, res.text).toBe(200);
+    const groups = res.body.result as { breakdown_value: string; count: number }[][];
+    expect(groups.map((g) => [g[0]!.breakdown_value, g.map((s) => s.count)])).toEqual([
+      ['Chrome', [3, 2, 1]],
+      ['$$_posthog_breakdown_other_$$', [2, 1, 0]],
+    ]);
+  });
+
   it('breaks down by a person property (p1’s email, its anonymous pageview included)', async () => {
     const res = await t.api(
       'GET',
