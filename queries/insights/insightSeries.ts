@@ -10,6 +10,7 @@ import {
 } from '../../projections/analytics/lifecycleReader.ts';
 import { stickinessSeries, trendSeries } from '../../projections/analytics/trendsReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
+import { fail, invalidInput } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { resolveAll } from './allDates.ts';
 import { buckets, chartRange, dayOf, labelOf, type Range } from './insightDates.ts';
@@ -85,6 +86,28 @@ function axis(interval: Interval, range: Range) {
   };
 }
 
+/**
+ * Data points one answer may carry (series × intervals): every series repeats the axis' days and
+ * labels, so 1,001 breakdown series over 8,760 hours would be ≈ 26 million JSON values.
+ */
+export const MAX_SERIES_POINTS = 1_000_000;
+
+function checkPoints(q: TrendQuery, entityCount: number, intervals: number) {
+  const breakdown = q.breakdown !== undefined && q.breakdown !== '';
+  const series =
+    q.shown_as === 'Lifecycle'
+      ? LIFECYCLE_STATUSES.length
+      : entityCount *
+        (breakdown && (q.shown_as ?? 'Volume') === 'Volume' ? q.breakdown_limit + 1 : 1);
+  if (series * intervals > MAX_SERIES_POINTS)
+    fail(
+      invalidInput(
+        `The chart would hold ${series} series × ${intervals} intervals, more than ${MAX_SERIES_POINTS} data points: use a longer interval${breakdown ? ' or a smaller breakdown_limit' : ''}.`,
+        breakdown ? 'breakdown_limit' : 'interval',
+      ),
+    );
+}
+
 export async function insightSeries(
   ctx: AppContext,
   ch: ClickHouse,
@@ -98,6 +121,7 @@ export async function insightSeries(
   const entities = entitiesOf(q);
   const result: SeriesItem[] = [];
   const { starts, days, labels } = axis(interval, range);
+  checkPoints(q, entities.length, starts.length);
   const breakdown =
     q.shown_as === undefined || q.shown_as === 'Volume'
       ? await breakdownOf(ctx.pool, projectId, q)

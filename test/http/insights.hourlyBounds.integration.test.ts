@@ -87,4 +87,15 @@ describe('hourly insights over 400 days', () => {
     const daily = await trend(`events=${PV}&interval=day&date_from=-500d`);
     expect(daily.res.status).toBe(200);
   });
+
+  it('refuses more than 1,000,000 data points (breakdown values × intervals) with a 400', async () => {
+    const hourly = `events=${PV}&interval=hour&date_from=-400d&breakdown=$browser`;
+    const { res } = await trend(`${hourly}&breakdown_limit=1000`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'validation_error', attr: 'breakdown_limit' });
+    expect(res.body.detail).toContain(
+      '1001 series × 9601 intervals, more than 1000000 data points',
+    );
+    expect((await trend(`${hourly}&breakdown_limit=50`)).res.status).toBe(200);
+  });
 });
