@@ -136,7 +136,7 @@ export const cohortCommandRoutes =
           body.is_static === true
             ? await createStaticCohort(
                 staticDeps,
-                { ...input, fields, distinctIds: distinctIdsOfCsv(body.csv ?? '') },
+                { ...input, fields, distinctIds: await distinctIdsOfCsv(body.csv ?? '') },
                 requestMetadata(ctx, request),
               )
             : await createCohort(deps, { ...input, fields }, requestMetadata(ctx, request));
@@ -169,7 +169,7 @@ export const cohortCommandRoutes =
             {
               cohortId: request.params.id,
               projectId: projectOf(request).id,
-              distinctIds: distinctIdsOfCsv(csv),
+              distinctIds: await distinctIdsOfCsv(csv),
             },
             requestMetadata(ctx, request),
           );
