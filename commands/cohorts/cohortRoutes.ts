@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -62,19 +63,44 @@ export const MAX_PERSONS_FOR_FLAG_COHORT = 100_000;
 export const COHORT_CSV_MAX_BYTES = 10 * 1024 * 1024;
 const EMPTY_FILTERS = { properties: { type: 'AND' as const, values: [] } };
 
+/** Bytes of a multipart field decoded between two turns of the event loop (a few ms each). */
+const DECODE_CHUNK_BYTES = 256 * 1024;
+
+/** UTF-8 text of a (possibly megabytes large) field, decoded in chunks that yield in between. */
+async function textOf(bytes: Uint8Array): Promise<string> {
+  if (bytes.length <= DECODE_CHUNK_BYTES) return new TextDecoder().decode(bytes);
+  const decoder = new TextDecoder();
+  const pieces: string[] = [];
+  for (let at = 0; at < bytes.length; at += DECODE_CHUNK_BYTES) {
+    pieces.push(decoder.decode(bytes.subarray(at, at + DECODE_CHUNK_BYTES), { stream: true }));
+    await nextTurn();
+  }
+  pieces.push(decoder.decode());
+  return pieces.join('');
+}
+
 /** A multipart/form-data body as `{field: text}` (files as their text). */
-function formFields(contentType: string | undefined, body: Buffer): Record<string, string> {
+async function formFields(
+  contentType: string | undefined,
+  body: Buffer,
+): Promise<Record<string, string>> {
   const boundary = getMultipartBoundary(contentType ?? '');
   if (!boundary) fail(invalidInput('multipart/form-data without a boundary.'));
-  const fields: Record<string, string> = {};
+  const parts: { name: string; bytes: Uint8Array }[] = [];
   try {
     const limit = body.length + 1;
     for (const part of parseMultipart(body, { boundary, maxFileSize: limit, maxTotalSize: limit }))
-      if (part.name !== undefined && !Object.hasOwn(fields, part.name))
-        Object.defineProperty(fields, part.name, { value: part.text, enumerable: true });
+      if (part.name !== undefined) parts.push({ name: part.name, bytes: part.bytes });
   } catch (error) {
     fail(invalidInput(`The multipart body could not be read: ${(error as Error).message}`));
   }
+  const fields: Record<string, string> = {};
+  for (const part of parts)
+    if (!Object.hasOwn(fields, part.name))
+      Object.defineProperty(fields, part.name, {
+        value: await textOf(part.bytes),
+        enumerable: true,
+      });
   return fields;
 }
 
@@ -94,11 +120,10 @@ export const cohortCommandRoutes =
       'multipart/form-data',
       { parseAs: 'buffer', bodyLimit: COHORT_CSV_MAX_BYTES },
       (request, body, done) => {
-        try {
-          done(null, formFields(request.headers['content-type'], body as Buffer));
-        } catch (error) {
-          done(error as Error);
-        }
+        formFields(request.headers['content-type'], body as Buffer).then(
+          (fields) => done(null, fields),
+          (error: unknown) => done(error as Error),
+        );
       },
     );
     const deps = cohortDeps(ctx);

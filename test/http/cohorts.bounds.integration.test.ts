@@ -168,12 +168,28 @@ async function uploadWhilePolling(csv: string) {
     }
   })();
   const started = performance.now();
-  const res = await fetch(`${t.url}${cohorts()}`, { method: 'POST', headers, body });
-  const answer = (await res.json()) as any;
+  // node:http writes the prepared bytes to the socket at once (fetch streams them through JS).
+  const { status, text } = await new Promise<{ status: number; text: string }>(
+    (resolve, reject) => {
+      const req = http.request(
+        `${t.url}${cohorts()}`,
+        { method: 'POST', headers, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(Buffer.from(body));
+    },
+  );
   const tookMs = performance.now() - started;
   polling = false;
   await poll;
-  return { status: res.status, body: answer, longest, tookMs };
+  return { status, body: JSON.parse(text) as any, longest, tookMs };
 }
 
 describe("a static cohort's CSV is read without stalling the server", () => {
@@ -184,7 +200,7 @@ describe("a static cohort's CSV is read without stalling the server", () => {
     );
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ type: 'validation_error', attr: 'csv' });
-    expect(res.longest).toBeLessThan(1_000);
+    expect(res.longest).toBeLessThan(200);
   });
 
   it('reads 600,000 short rows (repeats and blanks) into a cohort, /_health answering throughout', async () => {
@@ -195,6 +211,6 @@ describe("a static cohort's CSV is read without stalling the server", () => {
     );
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ is_static: true, count: 0 });
-    expect(res.longest).toBeLessThan(1_000);
+    expect(res.longest).toBeLessThan(200);
   }, 30_000);
 });
