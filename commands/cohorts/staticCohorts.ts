@@ -82,6 +82,8 @@ export async function distinctIdsOfCsv(csv: string): Promise<string[]> {
     });
   }
   if (problem !== undefined) unreadable((problem as Error).message);
+  // Records reach `data` as the stream flows, some after the last write: counted again here.
+  if (rows > MAX_CSV_ROWS) fail(tooLarge(`The CSV file has more than ${MAX_CSV_ROWS} rows.`));
   if (ids.size > MAX_CSV_DISTINCT_IDS)
     fail(tooLarge(`The CSV file names more than ${MAX_CSV_DISTINCT_IDS} distinct ids.`));
   return [...ids];
