@@ -12,6 +12,7 @@ import {
   sendRaw,
   urlencodedForm,
 } from '../support/captureClient.ts';
+import { probeHealth } from '../support/healthProbe.ts';
 import { type HogQLRequest, hogqlPath, hogqlRequest } from '../support/hogqlArbitraries.ts';
 import {
   type ServerProcess,
@@ -41,27 +42,6 @@ let t: Target;
 let server: ServerProcess;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-fuzz-'));
 let stopProbe: () => Promise<number>;
-
-/** Pings /_health every 50 ms; resolves with the longest time an answer took. */
-function probeHealth(url: string) {
-  let stop = false;
-  let longest = 0;
-  const loop = (async () => {
-    while (!stop) {
-      const started = performance.now();
-      await fetch(`${url}/_health`)
-        .then((r) => r.arrayBuffer())
-        .catch(() => undefined);
-      longest = Math.max(longest, performance.now() - started);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  return async () => {
-    stop = true;
-    await loop;
-    return longest;
-  };
-}
 
 type ApiRoute = { path: string; method: string };
 let captureSamples: CaptureRequest[];

@@ -10,6 +10,7 @@ import {
   insightRequest,
 } from '../support/boundsArbitraries.ts';
 import { sendRaw } from '../support/captureClient.ts';
+import { probeHealth } from '../support/healthProbe.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -36,27 +37,6 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-fuzz-bounds-'))
 let insightSamples: InsightRequest[];
 let flagsSamples: FlagsRequest[];
 let stopProbe: () => Promise<number>;
-
-/** Pings /_health every 50 ms; resolves with the longest time an answer took. */
-function probeHealth(url: string) {
-  let stop = false;
-  let longest = 0;
-  const loop = (async () => {
-    while (!stop) {
-      const started = performance.now();
-      await fetch(`${url}/_health`)
-        .then((r) => r.arrayBuffer())
-        .catch(() => undefined);
-      longest = Math.max(longest, performance.now() - started);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  return async () => {
-    stop = true;
-    await loop;
-    return longest;
-  };
-}
 
 const api = async (method: string, p: string, body?: unknown) => {
   const res = await fetch(`${server.url}${p}`, {
