@@ -159,7 +159,8 @@ export async function createService(
     config.projectionStuckSeconds * 1000,
   );
   const readiness = async () => {
-    const failing = [...(await health()).failing];
+    const databases = await health();
+    const failing = [...databases.failing];
     if (!bootstrapped) failing.push('bootstrap (the default project and its keys) not finished');
     await stores.store.headPosition().catch(() => failing.push(`event log (${stores.eventLog})`));
     for (const [name, r] of runners) {
@@ -172,7 +173,7 @@ export async function createService(
         if (why) failing.push(why);
       }
     }
-    return { ok: failing.length === 0, failing, degraded: (await health()).degraded };
+    return { ok: failing.length === 0, failing, degraded: databases.degraded };
   };
   const geoip = await openGeoIp();
   const definitions = flagDefinitions({

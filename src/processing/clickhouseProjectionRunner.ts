@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RecordedEvent } from '../core/event.ts';
-import { withTransaction } from '../db/postgres.ts';
+import { type Queryable, withTransaction } from '../db/postgres.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
@@ -46,8 +46,9 @@ export function createClickHouseProjectionRunner(
     return rows[0]!;
   }
 
-  const confirm = (to: bigint) =>
-    pool.query(
+  /** the checkpoint at `to`, the pending range cleared (on the pool, or in the caller's transaction) */
+  const confirm = (to: bigint, db: Queryable = pool) =>
+    db.query(
       'UPDATE projection_checkpoints SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now() WHERE id = $1',
       [id, to.toString()],
     );
@@ -79,10 +80,7 @@ export function createClickHouseProjectionRunner(
       withTransaction(pool, async (tx) => {
         if (event.position <= loop.position()) return loop.position();
         await recordParked(tx, `clickhouse:${projection.name}`, event, error, attempts);
-        await tx.query(
-          'UPDATE projection_checkpoints SET position = $2, pending_from = NULL, pending_to = NULL, updated_at = now() WHERE id = $1',
-          [id, event.position.toString()],
-        );
+        await confirm(event.position, tx);
         return event.position;
       }),
   });

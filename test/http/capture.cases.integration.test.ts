@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
-import { PROJECT_KEY_HINT } from '../../commands/capture/captureErrors.ts';
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import {
@@ -13,6 +12,7 @@ import {
   type StreamedBody,
   sendRaw,
 } from '../support/captureClient.ts';
+import { withOurKeyHint } from '../support/captureKeyHint.ts';
 import { readBackEvent } from '../support/captureReadback.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
@@ -240,12 +240,6 @@ const OUR_ERROR_BODIES: Record<string, object> = {
     attr: null,
   },
 };
-
-const POSTHOG_KEY_HINT = 'You can find your project API key in PostHog project settings.';
-const withOurKeyHint = (body: Record<string, unknown>) =>
-  typeof body.detail === 'string' && body.detail.endsWith(POSTHOG_KEY_HINT)
-    ? { ...body, detail: body.detail.replace(POSTHOG_KEY_HINT, PROJECT_KEY_HINT) }
-    : body;
 
 let t: TestService;
 const projectOf = new Map<string, number>();

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_KEY_HINT } from '../../../commands/capture/captureErrors.ts';
+import { withOurKeyHint } from '../../support/captureKeyHint.ts';
 import { accepted, request, runCapturePipeline } from './capturePipeline.ts';
 
 /**
@@ -25,13 +25,6 @@ type Case = {
   expected_json?: { type: string; code: string; detail: string; attr: string | null };
   notes?: string;
 };
-
-/** PostHog's 401s send people to PostHog's settings; ours say where this product's key comes from. */
-const POSTHOG_KEY_HINT = 'You can find your project API key in PostHog project settings.';
-const withOurKeyHint = (body: Record<string, unknown>) =>
-  typeof body.detail === 'string' && body.detail.endsWith(POSTHOG_KEY_HINT)
-    ? { ...body, detail: body.detail.replace(POSTHOG_KEY_HINT, PROJECT_KEY_HINT) }
-    : body;
 
 const CASES_FILE = new URL('../../fixtures/capture_cases.json', import.meta.url);
 const cases: Case[] = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
