@@ -6,7 +6,7 @@
 // cruised: they may import anything they exercise.
 
 /** The feature slices: everything outside `src/` that the kernel must not know about. */
-const SLICES = '^(commands|projections|queries|processes)/';
+const SLICES = '^(ingress|commands|projections|queries|processes)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -87,7 +87,7 @@ module.exports = {
   options: {
     // What is cruised; `lint:deps` passes `.` and this narrows it, so a slice folder that does
     // not exist yet (processes/) is no error.
-    includeOnly: '^(src|commands|projections|queries|processes)/',
+    includeOnly: '^(src|ingress|commands|projections|queries|processes)/',
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '(^|/)(node_modules|\\.data|dist|coverage)/' },
     // Type-only imports count too: a query that imports a decider's types still depends on it.

@@ -13,6 +13,7 @@ RUN npm ci --omit=optional --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY commands ./commands
+COPY ingress ./ingress
 COPY projections ./projections
 COPY queries ./queries
 COPY processes ./processes

@@ -11,8 +11,9 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 const CONFIG = '.dependency-cruiser.cjs';
 const OUTPUT = 'docs/architecture-deps.md';
 // A published model folder is its own box, so "imports only the model" is visible in the picture.
-const COLLAPSE = '^(commands/[^/]+/model|(src|commands|projections|queries|processes)/[^/]+)';
-const LAYERS = ['commands', 'projections', 'queries', 'processes', 'src'];
+const COLLAPSE =
+  '^(commands/[^/]+/model|(src|ingress|commands|projections|queries|processes)/[^/]+)';
+const LAYERS = ['ingress', 'commands', 'projections', 'queries', 'processes', 'src'];
 
 const { forbidden } = createRequire(import.meta.url)(`./../${CONFIG}`);
 const options = await extractDepcruiseOptions(`./${CONFIG}`);

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
-import { openGeoIp } from '../commands/capture/geoip.ts';
 import { cohortDefinitionEventTypes } from '../commands/cohorts/model/cohort.ts';
 import { decideDeps } from '../commands/decide/decide.ts';
 import { decideRoutes } from '../commands/decide/decideRoutes.ts';
 import { type EvaluationThreads, evaluationThreads } from '../commands/decide/evaluationThreads.ts';
 import { setHashKeyOverrides } from '../commands/decide/setHashKeyOverrides.ts';
+import { openGeoIp } from '../ingress/geoip.ts';
 import { cohortCalculations } from '../processes/cohortCalculation/cohortCalculationQueue.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';

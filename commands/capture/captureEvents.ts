@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { accessReader } from '../../projections/access/accessReader.ts';
-import type { AppContext } from '../../src/appContext.ts';
-import { uuidv5 } from '../../src/core/uuidv5.ts';
-import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
-import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
-import { type CaptureFailure, eventTooLarge, payloadTooLarge } from './captureErrors.ts';
 import {
   DEFAULT_MAX_DECODED_BYTES,
   decodeCaptureRequest,
   inflateBody,
   type RawCaptureRequest,
-} from './decodeCaptureRequest.ts';
-import { type GeoIp, geoipProperties, shouldSkipGeoip } from './geoip.ts';
+} from '../../ingress/decodeRequestBody.ts';
+import { type GeoIp, geoipProperties, shouldSkipGeoip } from '../../ingress/geoip.ts';
+import {
+  type CaptureFailure,
+  eventTooLarge,
+  payloadTooLarge,
+} from '../../ingress/ingressErrors.ts';
+import { createProjectResolver, type ResolveProject } from '../../ingress/resolveProject.ts';
+import { accessReader } from '../../projections/access/accessReader.ts';
+import type { AppContext } from '../../src/appContext.ts';
+import { uuidv5 } from '../../src/core/uuidv5.ts';
+import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
+import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
 import { takeElementsChain } from './model/elementsChain.ts';
 import {
   captureStream,
@@ -27,7 +32,6 @@ import {
 import { parseCaptureBatch } from './parseCaptureBatch.ts';
 import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
 import { createProjectQuota, type ProjectQuota, type QuotaLimits } from './projectQuota.ts';
-import { createProjectResolver, type ResolveProject } from './resolveProject.ts';
 
 export type CaptureDeps = Readonly<{
   resolveProject: ResolveProject;

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { clientIp } from '../../ingress/geoip.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { type CaptureDeps, captureEvents } from './captureEvents.ts';
-import { clientIp } from './geoip.ts';
 
 export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const;
 

@@ -1,4 +1,4 @@
-import { normalisePath } from './decodeCaptureRequest.ts';
+import { normalisePath } from '../../ingress/decodeRequestBody.ts';
 import type { EventCapturedData } from './model/eventCaptured.ts';
 import { isObject } from './parseCaptureBatch.ts';
 import { parseCaptureTimestamp } from './parseTimestamp.ts';

@@ -4,7 +4,7 @@ import {
   malformedApiKey,
   missingApiKey,
   type TokenShapeProblem,
-} from './captureErrors.ts';
+} from '../../ingress/ingressErrors.ts';
 import { epochToDate } from './parseTimestamp.ts';
 import { parseUuid } from './uuid.ts';
 

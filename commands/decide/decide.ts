@@ -1,3 +1,6 @@
+import type { RawCaptureRequest } from '../../ingress/decodeRequestBody.ts';
+import type { GeoIp } from '../../ingress/geoip.ts';
+import { createProjectResolver, type ResolveProject } from '../../ingress/resolveProject.ts';
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type {
   FlagDefinitions,
@@ -8,9 +11,6 @@ import type {
   FlagEvaluationService,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
 import { type DomainError, throttled, unauthenticated } from '../../src/core/errors.ts';
-import type { RawCaptureRequest } from '../capture/decodeCaptureRequest.ts';
-import type { GeoIp } from '../capture/geoip.ts';
-import { createProjectResolver, type ResolveProject } from '../capture/resolveProject.ts';
 import { type DecideInput, decodeDecideBody, parseDecideInput } from './decideRequest.ts';
 import { type AnswerFormat, answerJson, type FlagMeta } from './decideResponse.ts';
 import type { EvaluationThreads, Refusal } from './evaluationThreads.ts';

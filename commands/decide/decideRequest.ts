@@ -1,11 +1,11 @@
-import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
-import { PROJECT_KEY_HINT } from '../capture/captureErrors.ts';
 import {
   type DecodedCaptureRequest,
   decodeCaptureRequest,
   inflateBody,
   type RawCaptureRequest,
-} from '../capture/decodeCaptureRequest.ts';
+} from '../../ingress/decodeRequestBody.ts';
+import { PROJECT_KEY_HINT } from '../../ingress/ingressErrors.ts';
+import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
 
 /**
  * What /decide and /flags read from a request (flags.md §4.1), once decoded: JSON, form `data=`

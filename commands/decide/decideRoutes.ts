@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { clientIp } from '../../ingress/geoip.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { RETRY_AFTER_SECONDS } from '../../src/http/errorHandler.ts';
-import { clientIp } from '../capture/geoip.ts';
 import { type DecideDeps, decide } from './decide.ts';
 import { answerFormat, answerJson, CLIENT_CONFIG, type DecideAnswer } from './decideResponse.ts';
 

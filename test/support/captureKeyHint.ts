@@ -1,4 +1,4 @@
-import { PROJECT_KEY_HINT } from '../../commands/capture/captureErrors.ts';
+import { PROJECT_KEY_HINT } from '../../ingress/ingressErrors.ts';
 
 /**
  * PostHog's capture 401s send people to PostHog's project settings; ours say where this product's

@@ -1,18 +1,18 @@
 import {
-  type CaptureError,
-  type CaptureFailure,
-  invalidApiKey,
-  invalidPersonalApiKey,
-} from '../../../commands/capture/captureErrors.ts';
-import {
-  decodeCaptureRequest,
-  type RawCaptureRequest,
-} from '../../../commands/capture/decodeCaptureRequest.ts';
-import {
   type NormalizedCapturedEvent,
   normalizeCapturedEvent,
 } from '../../../commands/capture/normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from '../../../commands/capture/parseCaptureBatch.ts';
+import {
+  decodeCaptureRequest,
+  type RawCaptureRequest,
+} from '../../../ingress/decodeRequestBody.ts';
+import {
+  type CaptureError,
+  type CaptureFailure,
+  invalidApiKey,
+  invalidPersonalApiKey,
+} from '../../../ingress/ingressErrors.ts';
 import { httpError } from '../../../src/http/apiError.ts';
 
 /**

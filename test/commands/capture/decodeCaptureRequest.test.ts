@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decodeCaptureRequest, parseJson } from '../../../commands/capture/decodeCaptureRequest.ts';
+import { decodeCaptureRequest, parseJson } from '../../../ingress/decodeRequestBody.ts';
 import { answerOf, request } from './capturePipeline.ts';
 
 const EVENT = {

@@ -7,7 +7,7 @@ import {
   geoipProperties,
   openGeoIp,
   shouldSkipGeoip,
-} from '../../../commands/capture/geoip.ts';
+} from '../../../ingress/geoip.ts';
 
 let geo: GeoIp;
 beforeAll(async () => {

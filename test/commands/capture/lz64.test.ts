@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decompressLz64 } from '../../../commands/capture/lz64.ts';
+import { decompressLz64 } from '../../../ingress/lz64.ts';
 import { lz64Bomb } from '../../support/bombs.ts';
 
 describe('bounded lz64 decoder', () => {

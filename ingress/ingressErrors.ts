@@ -4,7 +4,7 @@ import {
   tooLarge,
   unauthenticated,
   validation,
-} from '../../src/core/errors.ts';
+} from '../src/core/errors.ts';
 
 /**
  * A refused capture request. The capture steps return it instead of throwing (capture is the hot

@@ -1,6 +1,6 @@
-import type { AccessReader } from '../../projections/access/accessReader.ts';
-import { hashKey } from '../../src/core/keys.ts';
-import { hasScope } from '../../src/core/principal.ts';
+import type { AccessReader } from '../projections/access/accessReader.ts';
+import { hashKey } from '../src/core/keys.ts';
+import { hasScope } from '../src/core/principal.ts';
 import {
   CAPTURE_SCOPE,
   type CaptureFailure,
@@ -8,7 +8,7 @@ import {
   invalidPersonalApiKey,
   invalidProject,
   missingCaptureScope,
-} from './captureErrors.ts';
+} from './ingressErrors.ts';
 
 export type ProjectResolution = { ok: true; projectId: number } | CaptureFailure;
 

@@ -1,9 +1,9 @@
 import { promisify } from 'node:util';
 import { gunzip, gunzipSync } from 'node:zlib';
 import { getMultipartBoundary, parseMultipart } from '@remix-run/multipart-parser';
-import { jsonDepth } from '../../src/core/json.ts';
-import { escapesUnstorable, mayHoldUnstorable, storableValue } from '../../src/core/storable.ts';
-import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './captureErrors.ts';
+import { jsonDepth } from '../src/core/json.ts';
+import { escapesUnstorable, mayHoldUnstorable, storableValue } from '../src/core/storable.ts';
+import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './ingressErrors.ts';
 import { decompressLz64 } from './lz64.ts';
 
 /**
