@@ -11,7 +11,7 @@ import {
   type EvaluableFlag,
   type EvaluationContext,
   evaluateFlags,
-} from '../commands/featureFlags/model/evaluation/evaluateFlags.ts';
+} from '../projections/featureFlags/evaluation/evaluateFlags.ts';
 
 const { values } = parseArgs({
   options: { ids: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '5' } },

@@ -8,13 +8,13 @@
  *   implementation of /decide in Node can go.
  */
 import Fastify from 'fastify';
-import { decideV3 } from '../../commands/decide/decideResponse.ts';
+import { normalizeFlagFilters } from '../../commands/featureFlags/model/flagFilters.ts';
 import {
   type EvaluableFlag,
   evaluateFlags,
-} from '../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import { flagHash } from '../../commands/featureFlags/model/evaluation/hashing.ts';
-import { normalizeFlagFilters } from '../../commands/featureFlags/model/flagFilters.ts';
+} from '../../projections/featureFlags/evaluation/evaluateFlags.ts';
+import { flagHash } from '../../projections/featureFlags/evaluation/hashing.ts';
+import { decideV3 } from '../../queries/decide/decideResponse.ts';
 import { flagSet } from './decideFixtures.ts';
 
 const flags: EvaluableFlag[] = flagSet().map((f, i) => ({

@@ -1,11 +1,11 @@
 import { cohortsProjection } from '../../projections/cohorts/cohortsProjection.ts';
+import { evaluateFlags } from '../../projections/featureFlags/evaluation/evaluateFlags.ts';
 import type { FlagDefinitions } from '../../projections/featureFlags/flagDefinitions.ts';
 import type { personBatchesReader } from '../../projections/persons/personBatchesReader.ts';
 import { nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import { fail, invalidInput, notFound, tooLarge } from '../../src/core/errors.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
-import { evaluateFlags } from '../featureFlags/model/evaluation/evaluateFlags.ts';
 import { cohortDecider } from './cohortDecider.ts';
 import type { CohortDeps } from './cohortDeps.ts';
 import { cohortStream } from './model/cohort.ts';

@@ -10,12 +10,12 @@
 import type pg from 'pg';
 import type { CohortCalculationEvent, PropertyGroup } from '../../commands/cohorts/model/cohort.ts';
 import { cohortStream } from '../../commands/cohorts/model/cohort.ts';
-import { cohortMembership } from '../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
 import { personsWhoPerformed } from '../../projections/analytics/behaviouralReader.ts';
 import { personDistinctIdReadModel } from '../../projections/analytics/personDistinctIdProjection.ts';
 import { cohortsProjection } from '../../projections/cohorts/cohortsProjection.ts';
 import { type CohortRow, cohortsReader } from '../../projections/cohorts/cohortsReader.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
+import { cohortMembership } from '../../projections/featureFlags/evaluation/evaluateFlags.ts';
 import { personBatchesReader } from '../../projections/persons/personBatchesReader.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';

@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
 import { cohortDefinitionEventTypes } from '../../commands/cohorts/model/cohort.ts';
-import type {
-  CohortPropertyGroup,
-  EvaluableFlag,
-} from '../../commands/featureFlags/model/evaluation/types.ts';
 import { featureFlagEventTypes } from '../../commands/featureFlags/model/featureFlag.ts';
 import type { FlagFilters } from '../../commands/featureFlags/model/flagFilters.ts';
 import type { EventStore, Subscription } from '../../src/eventStore/eventStore.ts';
 import type { CohortsReader } from '../cohorts/cohortsReader.ts';
 import type { PersonsReader } from '../persons/personsReader.ts';
+import type { CohortPropertyGroup, EvaluableFlag } from './evaluation/types.ts';
 import type { FeatureFlagsReader, FlagRow } from './featureFlagsReader.ts';
 
 /** One project's flag definitions as /decide, local evaluation and the flag actions read them. */

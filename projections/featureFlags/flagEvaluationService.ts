@@ -1,12 +1,7 @@
-import { evaluateFlags } from '../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import type {
-  EvaluationContext,
-  FlagEvaluation,
-  GroupContext,
-  Needs,
-} from '../../commands/featureFlags/model/evaluation/types.ts';
 import type { FlagPersons } from '../persons/flagPersonsLoader.ts';
 import type { PersonsReader } from '../persons/personsReader.ts';
+import { evaluateFlags } from './evaluation/evaluateFlags.ts';
+import type { EvaluationContext, FlagEvaluation, GroupContext, Needs } from './evaluation/types.ts';
 import type { FlagDefinitions, ProjectFlags } from './flagDefinitions.ts';
 
 export type FlagEvaluationRequest = {

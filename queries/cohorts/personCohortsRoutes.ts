@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { cohortMembership } from '../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
 import { parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import { cohortsProjection } from '../../projections/cohorts/cohortsProjection.ts';
 import { cohortsReader } from '../../projections/cohorts/cohortsReader.ts';
+import { cohortMembership } from '../../projections/featureFlags/evaluation/evaluateFlags.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { loadFlagEditor } from '../../commands/featureFlags/model/canEditFlag.ts';
-import { flagValue } from '../../commands/featureFlags/model/evaluation/types.ts';
+import { flagValue } from '../../projections/featureFlags/evaluation/types.ts';
 import type { FlagEvaluationService } from '../../projections/featureFlags/flagEvaluationService.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';

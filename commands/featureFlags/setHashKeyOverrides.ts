@@ -6,7 +6,7 @@ import {
   decideHashKeyOverrides,
   type FeatureFlagHashKeyOverridesSet,
   hashKeyOverrideStream,
-} from '../featureFlags/model/hashKeyOverride.ts';
+} from './model/hashKeyOverride.ts';
 
 export type ContinuityDeps = Readonly<{
   store: AppContext['store'];

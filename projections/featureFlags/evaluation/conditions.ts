@@ -6,7 +6,11 @@
  *
  * This is the hot path of /decide: no closures or generators per call.
  */
-import type { FlagCondition, FlagFilters, FlagProperty } from '../flagFilters.ts';
+import type {
+  FlagCondition,
+  FlagFilters,
+  FlagProperty,
+} from '../../../commands/featureFlags/model/flagFilters.ts';
 import { cohortOutcome } from './cohorts.ts';
 import { dependencyOutcome } from './dependencies.ts';
 import { inRollout, variantFor } from './hashing.ts';

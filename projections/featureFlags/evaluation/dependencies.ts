@@ -5,7 +5,7 @@
  * references, or depends on one, is not evaluable (checked over the definitions, before any
  * evaluation, so the answer does not depend on which filter happens to be false first).
  */
-import type { FlagProperty } from '../flagFilters.ts';
+import type { FlagProperty } from '../../../commands/featureFlags/model/flagFilters.ts';
 import { failure, type Outcome } from './outcome.ts';
 import { asDependencyValue, filtersOf, resolveFlag, type Session } from './session.ts';
 import type { EvaluableFlag } from './types.ts';

@@ -1,20 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import type {
+  FlagCondition,
+  FlagFilters,
+  FlagProperty,
+} from '../../../../commands/featureFlags/model/flagFilters.ts';
 import {
   type EvaluableFlag,
   type EvaluationContext,
   evaluateFlag,
   evaluateFlags,
   flagValue,
-} from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import {
-  flagHash,
-  holdoutHash,
-} from '../../../../../commands/featureFlags/model/evaluation/hashing.ts';
-import type {
-  FlagCondition,
-  FlagFilters,
-  FlagProperty,
-} from '../../../../../commands/featureFlags/model/flagFilters.ts';
+} from '../../../../projections/featureFlags/evaluation/evaluateFlags.ts';
+import { flagHash, holdoutHash } from '../../../../projections/featureFlags/evaluation/hashing.ts';
 
 const noClock = () => {
   throw new Error('the clock was read');

@@ -14,7 +14,7 @@
  *   evaluation");
  * - an unknown operator, or a regex construct the engine does not support, is not evaluable.
  */
-import type { FlagProperty } from '../flagFilters.ts';
+import type { FlagProperty } from '../../../commands/featureFlags/model/flagFilters.ts';
 import { parseDate, parseDateFilter } from './dates.ts';
 import { failure, missingGroup, missingPerson, type Outcome } from './outcome.ts';
 import { regexMatches } from './regex/safeRegex.ts';

@@ -16,7 +16,7 @@
  * 7. no match → false with the strongest reason (out of rollout > no match > no group type; the
  *    later condition on a tie, as the flags service reports it).
  */
-import type { FlagFilters } from '../flagFilters.ts';
+import type { FlagFilters } from '../../../commands/featureFlags/model/flagFilters.ts';
 import { cohortOutcome } from './cohorts.ts';
 import { type ConditionResult, conditionAggregation, evaluateCondition } from './conditions.ts';
 import { inCycle } from './dependencies.ts';

@@ -6,7 +6,7 @@
  * the definitions do not change (a new array gets a new catalog). The evaluation of a flag is
  * passed in (`evaluate`), so conditions can evaluate a dependency without an import cycle.
  */
-import type { FlagFilters } from '../flagFilters.ts';
+import type { FlagFilters } from '../../../commands/featureFlags/model/flagFilters.ts';
 import { failure, missingHashKeyOverrides, type Outcome, type Unresolved } from './outcome.ts';
 import type { EvaluableFlag, EvaluationContext, FlagEvaluation } from './types.ts';
 

@@ -6,7 +6,7 @@
  * that rounding.
  */
 import { hash } from 'node:crypto';
-import type { FlagVariant } from '../flagFilters.ts';
+import type { FlagVariant } from '../../../commands/featureFlags/model/flagFilters.ts';
 
 // biome-ignore lint/correctness/noPrecisionLoss: PostHog's constant; its double rounding is the point
 const LONG_SCALE = 0xfffffffffffffff;

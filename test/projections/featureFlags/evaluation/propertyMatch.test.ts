@@ -1,18 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import {
-  parseDate,
-  relativeDate,
-} from '../../../../../commands/featureFlags/model/evaluation/dates.ts';
+import type { FlagProperty } from '../../../../commands/featureFlags/model/flagFilters.ts';
+import { parseDate, relativeDate } from '../../../../projections/featureFlags/evaluation/dates.ts';
 import {
   type EvaluableFlag,
   evaluateFlags,
   flagValue,
-} from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
+} from '../../../../projections/featureFlags/evaluation/evaluateFlags.ts';
 import {
   MAX_REGEX_VALUE_LENGTH,
   matchProperty,
-} from '../../../../../commands/featureFlags/model/evaluation/propertyMatch.ts';
-import type { FlagProperty } from '../../../../../commands/featureFlags/model/flagFilters.ts';
+} from '../../../../projections/featureFlags/evaluation/propertyMatch.ts';
 
 const NOW = new Date('2024-03-31T12:00:00Z');
 const clock = () => NOW;

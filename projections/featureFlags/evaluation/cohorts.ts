@@ -5,7 +5,7 @@
  * (`context.staticCohortIds`) from the person's memberships, loaded with the stored person. A
  * cohort that is in neither makes the filter not evaluable: never a silent false.
  */
-import type { FlagProperty } from '../flagFilters.ts';
+import type { FlagProperty } from '../../../commands/featureFlags/model/flagFilters.ts';
 import { dependencyOutcome } from './dependencies.ts';
 import { combine, failure, missingPerson, not, type Outcome } from './outcome.ts';
 import { matchProperty } from './propertyMatch.ts';

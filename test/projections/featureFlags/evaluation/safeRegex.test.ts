@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   type EvaluableFlag,
   evaluateFlags,
-} from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import { regexMatches } from '../../../../../commands/featureFlags/model/evaluation/regex/safeRegex.ts';
+} from '../../../../projections/featureFlags/evaluation/evaluateFlags.ts';
+import { regexMatches } from '../../../../projections/featureFlags/evaluation/regex/safeRegex.ts';
 
 const result = (pattern: string, text: string) => {
   const r = regexMatches(pattern, text);

@@ -5,13 +5,13 @@
  * the job again with it for the complete pass.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { evaluateFlags } from '../../projections/featureFlags/evaluation/evaluateFlags.ts';
 import {
   completedContext,
   mergeNeeds,
   requestContext,
   settle,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
-import { evaluateFlags } from '../featureFlags/model/evaluation/evaluateFlags.ts';
 import { answerJson, type FlagMeta } from './decideResponse.ts';
 import type {
   Answer,

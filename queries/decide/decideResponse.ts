@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FlagEvaluation } from '../featureFlags/model/evaluation/types.ts';
+import type { FlagEvaluation } from '../../projections/featureFlags/evaluation/types.ts';
 
 /** The flag rows' fields the v4 `metadata` shows. */
 export type FlagMeta = { id: number; name: string; revision?: unknown };

@@ -1,14 +1,14 @@
 import { PostHog } from 'posthog-node-v5';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type {
+  FlagCondition,
+  FlagProperty,
+} from '../../../../commands/featureFlags/model/flagFilters.ts';
 import {
   type EvaluableFlag,
   evaluateFlags,
   flagValue,
-} from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
-import type {
-  FlagCondition,
-  FlagProperty,
-} from '../../../../../commands/featureFlags/model/flagFilters.ts';
+} from '../../../../projections/featureFlags/evaluation/evaluateFlags.ts';
 
 /*
  * Differential check against the real posthog-node 5 local evaluator (the devDependency

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseDecideInput } from '../../../commands/decide/decideRequest.ts';
-import { decideVersion } from '../../../commands/decide/decideResponse.ts';
 import { decideHashKeyOverrides } from '../../../commands/featureFlags/model/hashKeyOverride.ts';
+import { parseDecideInput } from '../../../queries/decide/decideRequest.ts';
+import { decideVersion } from '../../../queries/decide/decideResponse.ts';
 
 describe('parseDecideInput (flags.md §4.1)', () => {
   it('looks the token up in query, form, then $token, token, api_key', () => {

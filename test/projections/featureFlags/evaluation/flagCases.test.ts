@@ -7,10 +7,10 @@ import {
   type EvaluationContext,
   evaluateFlags,
   flagValue,
-} from '../../../../../commands/featureFlags/model/evaluation/evaluateFlags.ts';
+} from '../../../../projections/featureFlags/evaluation/evaluateFlags.ts';
 
 // Verified cases, copied from ../shared/reference/ (see test/fixtures/README.md).
-const FIXTURES = fileURLToPath(new URL('../../../../fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
 const read = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'));
 
 type Value = string | boolean;

@@ -4,14 +4,14 @@
  */
 
 import type {
-  FlagEvaluationRequest,
-  StoredContext,
-} from '../../projections/featureFlags/flagEvaluationService.ts';
-import type {
   CohortPropertyGroup,
   EvaluableFlag,
   Needs,
-} from '../featureFlags/model/evaluation/types.ts';
+} from '../../projections/featureFlags/evaluation/types.ts';
+import type {
+  FlagEvaluationRequest,
+  StoredContext,
+} from '../../projections/featureFlags/flagEvaluationService.ts';
 import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
 
 /** A project's definitions at one version; sent before the first job that needs that version. */

@@ -2,7 +2,7 @@
  * What the flag evaluator takes and returns. Pure data: the caller (the /decide query side, local
  * evaluation, the flag action endpoints) builds the context from the request and the read models.
  */
-import type { FlagFilters } from '../flagFilters.ts';
+import type { FlagFilters } from '../../../commands/featureFlags/model/flagFilters.ts';
 
 /** A flag as the evaluator needs it: a flag row of the read model, or a local-evaluation entry. */
 export type EvaluableFlag = {

@@ -1,11 +1,11 @@
 import type { Worker } from 'node:worker_threads';
+import type { Needs } from '../../projections/featureFlags/evaluation/types.ts';
 import type { ProjectFlags } from '../../projections/featureFlags/flagDefinitions.ts';
 import type {
   FlagEvaluationRequest,
   StoredContext,
 } from '../../projections/featureFlags/flagEvaluationService.ts';
 import { startWorker } from '../../src/runtime/workerThread.ts';
-import type { Needs } from '../featureFlags/model/evaluation/types.ts';
 import type { AnswerFormat, FlagMeta } from './decideResponse.ts';
 import type {
   AnswersMessage,
