@@ -23,6 +23,31 @@ module.exports = {
       to: { path: '^commands/', pathNot: '^commands/[^/]+/model/' },
     },
     {
+      name: 'flag-reads-not-capture',
+      comment:
+        '/decide and /flags (queries/decide/) and flag evaluation (projections/featureFlags/: the ' +
+        'evaluator, its definitions cache, the evaluation service) are a read path: what they share ' +
+        'with capture (body decoding, token resolution, GeoIP, request errors) is in ingress/, and ' +
+        'they import nothing of commands/capture/, not even its model (issue #27).',
+      severity: 'error',
+      from: { path: '^(queries/decide|projections/featureFlags)/' },
+      to: { path: '^commands/capture/' },
+    },
+    {
+      name: 'ingress-knows-only-the-kernel',
+      comment:
+        'ingress/ is what both entry points stand on (capture writes, /decide reads): request ' +
+        'decoding, token resolution, GeoIP, request errors. It imports the kernel (src/) and, for ' +
+        "token resolution, the access reader's type; no command, query, other projection or process, " +
+        'so neither side reaches the other through it.',
+      severity: 'error',
+      from: { path: '^ingress/' },
+      to: {
+        path: '^(commands|queries|projections|processes)/',
+        pathNot: '^projections/access/accessReader\\.ts$',
+      },
+    },
+    {
       name: 'commands-not-queries',
       comment:
         'The write side never imports the read side: a command reads facts through a projection ' +

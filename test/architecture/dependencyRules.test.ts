@@ -25,6 +25,21 @@ const PROBES: Record<string, string> = {
   'projections/persons/usesModel.ts': 'commands/persons/model/personRef.ts',
   'processes/eventDeletion/usesDecider.ts': 'commands/persons/personDecider.ts',
   'processes/eventDeletion/usesModel.ts': 'commands/persons/model/personRef.ts',
+  'queries/decide/usesHashKeyWrite.ts': 'commands/featureFlags/setHashKeyOverrides.ts',
+  'projections/featureFlags/evaluation/usesFlagModel.ts':
+    'commands/featureFlags/model/flagFilters.ts',
+  // flag-reads-not-capture
+  'queries/decide/usesCaptureModel.ts': 'commands/capture/model/eventCaptured.ts',
+  'projections/featureFlags/evaluation/usesCapture.ts': 'commands/capture/parseCaptureBatch.ts',
+  'projections/featureFlags/flagDefinitions.ts': 'commands/capture/model/elementsChain.ts',
+  'queries/decide/usesIngress.ts': 'ingress/decodeRequestBody.ts',
+  // ingress-knows-only-the-kernel
+  'ingress/usesCapture.ts': 'commands/capture/captureEvents.ts',
+  'ingress/usesCommandModel.ts': 'commands/persons/model/personRef.ts',
+  'ingress/usesQuery.ts': 'queries/persons/personView.ts',
+  'ingress/usesProjection.ts': 'projections/persons/personsReader.ts',
+  'ingress/resolveProject.ts': 'projections/access/accessReader.ts',
+  'ingress/geoip.ts': 'src/core/errors.ts',
   // commands-not-queries
   'commands/persons/usesQuery.ts': 'queries/persons/personView.ts',
   'commands/persons/usesReader.ts': 'projections/persons/personsReader.ts',
@@ -127,6 +142,32 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     expect(brokenBy('processes/eventDeletion/usesModel.ts')).toEqual([]);
   });
 
+  it('model-only-from-commands: /decide and the flag evaluator on the read side see only models', () => {
+    expect(brokenBy('queries/decide/usesHashKeyWrite.ts')).toEqual(['model-only-from-commands']);
+    expect(brokenBy('projections/featureFlags/evaluation/usesFlagModel.ts')).toEqual([]);
+  });
+
+  it('flag-reads-not-capture: /decide and flag evaluation import nothing of capture, not even its model', () => {
+    expect(brokenBy('queries/decide/usesCaptureModel.ts')).toEqual(['flag-reads-not-capture']);
+    expect(brokenBy('projections/featureFlags/evaluation/usesCapture.ts')).toEqual([
+      'flag-reads-not-capture',
+      'model-only-from-commands',
+    ]);
+    expect(brokenBy('projections/featureFlags/flagDefinitions.ts')).toEqual([
+      'flag-reads-not-capture',
+    ]);
+    expect(brokenBy('queries/decide/usesIngress.ts')).toEqual([]);
+  });
+
+  it('ingress-knows-only-the-kernel: no command, query, projection or process but the access reader', () => {
+    expect(brokenBy('ingress/usesCapture.ts')).toEqual(['ingress-knows-only-the-kernel']);
+    expect(brokenBy('ingress/usesCommandModel.ts')).toEqual(['ingress-knows-only-the-kernel']);
+    expect(brokenBy('ingress/usesQuery.ts')).toEqual(['ingress-knows-only-the-kernel']);
+    expect(brokenBy('ingress/usesProjection.ts')).toEqual(['ingress-knows-only-the-kernel']);
+    expect(brokenBy('ingress/resolveProject.ts')).toEqual([]);
+    expect(brokenBy('ingress/geoip.ts')).toEqual([]);
+  });
+
   it('commands-not-queries: a command reads through a projection reader, not a query', () => {
     expect(brokenBy('commands/persons/usesQuery.ts')).toEqual(['commands-not-queries']);
     expect(brokenBy('commands/persons/usesReader.ts')).toEqual([]);
@@ -188,7 +229,7 @@ describe('lint:deps on the repository', () => {
   // A rule only matches an import it resolved to a path: an import the configuration cannot
   // resolve would pass every rule unseen. This cruises the real tree (read-only) with the real
   // options and rules and asserts that every import between the cruised folders resolved.
-  it('resolves every import of src, commands, projections, queries and processes', async () => {
+  it('resolves every import of src, ingress, commands, projections, queries and processes', async () => {
     const options = await extractDepcruiseOptions(CONFIG);
     const { output } = await cruise(['.'], {
       ...options,
