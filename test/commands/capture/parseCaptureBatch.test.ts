@@ -4,7 +4,7 @@ import {
   parseCaptureBatch,
   tokenShapeProblem,
 } from '../../../commands/capture/parseCaptureBatch.ts';
-import { answerOf } from './capturePipeline.ts';
+import { answerOf } from '../../support/captureRequest.ts';
 
 const ctx = (over: Partial<CaptureBatchContext> = {}): CaptureBatchContext => ({
   path: '/e',

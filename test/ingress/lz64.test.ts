@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decompressLz64 } from '../../../ingress/lz64.ts';
-import { lz64Bomb } from '../../support/bombs.ts';
+import { decompressLz64 } from '../../ingress/lz64.ts';
+import { lz64Bomb } from '../support/bombs.ts';
 
 describe('bounded lz64 decoder', () => {
   it('decodes whatever lz-string encodes, as lz-string does (property, seeded)', () => {

@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decodeCaptureRequest, parseJson } from '../../../ingress/decodeRequestBody.ts';
-import { answerOf, request } from './capturePipeline.ts';
+import { decodeCaptureRequest, parseJson } from '../../ingress/decodeRequestBody.ts';
+import { answerOf, captureRequest } from '../support/captureRequest.ts';
 
 const EVENT = {
   event: '$pageview',
@@ -12,14 +12,14 @@ const EVENT = {
 const JSON_TEXT = JSON.stringify(EVENT);
 const B64 = Buffer.from(JSON_TEXT, 'utf8').toString('base64');
 
-const decode = (opts: Parameters<typeof request>[0], max?: number) =>
-  decodeCaptureRequest(request(opts), max === undefined ? {} : { maxDecodedBytes: max });
-const payloadOf = (opts: Parameters<typeof request>[0]) => {
+const decode = (opts: Parameters<typeof captureRequest>[0], max?: number) =>
+  decodeCaptureRequest(captureRequest(opts), max === undefined ? {} : { maxDecodedBytes: max });
+const payloadOf = (opts: Parameters<typeof captureRequest>[0]) => {
   const r = decode(opts);
   if (!r.ok) throw new Error(`${answerOf(r).status} ${r.error.detail}`);
   return r.payload;
 };
-const failureOf = (opts: Parameters<typeof request>[0], max?: number) => {
+const failureOf = (opts: Parameters<typeof captureRequest>[0], max?: number) => {
   const r = decode(opts, max);
   if (r.ok) throw new Error('expected a failure');
   return answerOf(r);

@@ -7,7 +7,7 @@ import {
   geoipProperties,
   openGeoIp,
   shouldSkipGeoip,
-} from '../../../ingress/geoip.ts';
+} from '../../ingress/geoip.ts';
 
 let geo: GeoIp;
 beforeAll(async () => {
