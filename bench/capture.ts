@@ -1,20 +1,53 @@
 /**
  * bench/capture: drives the embedded server from this (second) process over loopback.
- *   npm run bench:capture [-- --seconds 10]
- * Two bodies: light events (≈ 300 B, `$geoip_disable`) and events as posthog-js sends them
- * (≈ 1.1 KB: `$os`, `$browser`, `$current_url`, `$session_id`, utm properties, a `$set` of two
- * keys; GeoIP on, from `X-Forwarded-For`). For each, /batch (100 events a request) and single
- * /capture, against a bare Fastify endpoint parsing the same bodies (the ceiling, same run), with
- * the CPU per event of the server process and of its embedded Postgres; then the ClickHouse
- * projection lag at 10 000 events/s. See docs/PERFORMANCE.md "bench/capture".
+ *   npm run bench:capture [-- --seconds 10 --stages]
+ * Two bodies (bench/support/captureBodies.ts): light events and issue #27's posthog-js-like
+ * `$pageview`s (37 properties, a `$set` of two keys, 10,000 users cycling; GeoIP on). For each,
+ * /batch (100 events a request) and single /capture against a bare Fastify endpoint parsing the
+ * same bodies and a bare hello world (the ceilings, same run), with CPU per event by process and
+ * thread; the lag of both read models at 10,000 light events/s; a sustained open-loop phase and a
+ * saturating burst with its drain; with --stages, a profiled run split into the issue's stages;
+ * then the issue's targets, met or not. See docs/PERFORMANCE.md "bench/capture".
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { descendantsCpu, sampleCpu } from './support/cpu.ts';
+import {
+  describeJsWorkload,
+  EVENTS_PER_BATCH,
+  GEO,
+  jsBatchBodies,
+  jsSingleBodies,
+  lightBatchBody,
+  lightSingleBody,
+  TOKEN,
+} from './support/captureBodies.ts';
+import {
+  describeStageCpu,
+  describeTargets,
+  stageCpu,
+  type TargetInputs,
+} from './support/captureTargets.ts';
+import { closedLoad, type LoadResult } from './support/closedLoad.ts';
 import { embeddedPostgresClient, serverEntry, startProcess } from './support/processes.ts';
+import { classifyProfiles, describeStages } from './support/profileStages.ts';
+import {
+  describeLag,
+  loggedTypesSince,
+  logHead,
+  readModelIds,
+  startLagSampler,
+  waitCaughtUp,
+} from './support/readModelLag.ts';
+import { burst, describeBurst, describeSustain, sustain } from './support/sustainPhase.ts';
+import {
+  type CpuPerEvent,
+  cpuOf,
+  cpuPerEvent,
+  describeCpu,
+  sampleThreads,
+} from './support/threadCpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,153 +55,77 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
     'raw-ack': { type: 'boolean', default: false },
+    rate: { type: 'string', default: '20000' },
+    'sustain-seconds': { type: 'string', default: '60' },
+    'burst-seconds': { type: 'string', default: '30' },
+    stages: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  console.log(`bench/capture — capture throughput against a parse-only Fastify ceiling
+  console.log(`bench/capture — capture throughput, CPU and read-model lag against issue #27's targets
 usage: npm run bench:capture -- [--seconds N] [--connections N] [--only word,...] [--raw-ack]
-  --seconds      duration of each load phase (default 10)
-  --connections  connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
-                 single /capture 50, as issue #11 measures them)
-  --only         run only the phases whose names contain every one of these comma-separated
-                 words (light, posthog-js, batch, single); the lag phase runs with light /batch
-  --raw-ack      also run each phase against a prototype that acknowledges once the raw request
-                 is durably in an event log (bench/support/rawAckServer.ts; issue #11's first
-                 direction, acknowledgement only: nothing normalises what it writes)
+                                [--rate N] [--sustain-seconds N] [--burst-seconds N] [--stages]
+  --seconds          duration of each load phase (default 10)
+  --connections      connections of the light /batch phase (default 32; posthog-js-like /batch uses 10,
+                     single /capture 50, as issues #11 and #27 measure them)
+  --only             run only the phases whose names contain every one of these comma-separated words
+                     (light, posthog-js, batch, single); the 10,000 light events/s lag phase runs with
+                     light /batch, the sustained phase and burst with posthog-js-like /batch or "sustain"
+  --raw-ack          also run each phase against a prototype that acknowledges once the raw request
+                     is durably in an event log (bench/support/rawAckServer.ts; issue #11)
+  --rate             events/s the sustained phase offers, open loop (default 20000)
+  --sustain-seconds  length of the sustained phase (default 60; 0 skips it and the burst)
+  --burst-seconds    length of the saturating burst after it (default 30; 0 skips it)
+  --stages           run posthog-js-like /batch once more on a server under --cpu-prof and split its
+                     CPU into the issue's stages (bench/support/profileStages.ts)
 env: BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' passes node flags to our server`);
   process.exit(0);
 }
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-const TOKEN = 'phc_bench_project_key';
-
-const event = (i: number) => ({
-  event: i % 5 === 0 ? '$pageview' : 'clicked button',
-  properties: {
-    distinct_id: `user-${i % 1000}`,
-    $current_url: 'https://example.com/pricing',
-    $browser: 'Chrome',
-    $os: 'Mac OS X',
-    $lib: 'web',
-    $geoip_disable: true,
-    plan: 'pro',
-    amount: i,
-  },
-  timestamp: new Date().toISOString(),
-});
-const batchBody = JSON.stringify({
-  api_key: TOKEN,
-  batch: Array.from({ length: 100 }, (_, i) => event(i)),
-});
-const singleBody = JSON.stringify({ api_key: TOKEN, ...event(1) });
-
-/** An event as posthog-js 1.x sends it (≈ 1.1 KB of JSON). */
-const jsEvent = (i: number) => ({
-  event: i % 4 === 0 ? '$pageview' : '$autocapture',
-  properties: {
-    distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${String(100000000000 + (i % 5000))}`,
-    $os: 'Mac OS X',
-    $os_version: '14.5.0',
-    $browser: 'Chrome',
-    $browser_version: 126,
-    $device_type: 'Desktop',
-    $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
-    $host: 'shop.example.com',
-    $pathname: `/products/item-${i % 200}`,
-    $raw_user_agent:
-      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-    $screen_height: 1117,
-    $screen_width: 1728,
-    $viewport_height: 977,
-    $viewport_width: 1728,
-    $lib: 'web',
-    $lib_version: '1.232.3',
-    $insert_id: `ins${i.toString(36).padStart(12, '0')}`,
-    $time: 1732406400.123 + i,
-    $device_id: '0192f0c4-7b1e-7d3a-9c4e-4f1a2b3c4d5e',
-    $session_id: '0192f0c4-7b1f-7000-8000-000000000001',
-    $window_id: '0192f0c4-7b1f-7000-8000-000000000002',
-    $pageview_id: '0192f0c4-7b1f-7000-8000-000000000003',
-    $referrer: 'https://www.google.com/',
-    $referring_domain: 'www.google.com',
-    utm_source: 'newsletter',
-    utm_medium: 'email',
-    utm_campaign: 'autumn-sale',
-    $set: { $browser: 'Chrome', $os: 'Mac OS X' },
-    $set_once: { $initial_referrer: 'https://www.google.com/' },
-    token: TOKEN,
-  },
-  timestamp: new Date().toISOString(),
-});
-const jsBatchBody = JSON.stringify({
-  api_key: TOKEN,
-  batch: Array.from({ length: 100 }, (_, i) => jsEvent(i)),
-});
-const jsSingleBody = JSON.stringify({ api_key: TOKEN, ...jsEvent(1) });
-/** GeoIP from a public address, as behind a proxy (posthog-js bodies only). */
-const GEO = { 'x-forwarded-for': '81.2.69.160' };
-
-async function load(
-  url: string,
-  body: string,
-  opts: {
-    seconds?: number;
-    overallRate?: number;
-    connections?: number;
-    headers?: Record<string, string>;
-  } = {},
-) {
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...opts.headers },
-    body,
-    connections: opts.connections ?? connections,
-    duration: opts.seconds ?? seconds,
-    ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
-  });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
-}
-
+const rate = Number(values.rate);
+const sustainSeconds = Number(values['sustain-seconds']);
+const burstSeconds = Number(values['burst-seconds']);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 type Phase = {
   name: string;
   path: '/batch/' | '/capture/';
-  body: string;
+  body: string | readonly Buffer[];
   events: number;
   connections: number;
   headers?: Record<string, string>;
 };
+const LIGHT_BATCH: Phase = {
+  name: 'light, /batch of 100',
+  path: '/batch/',
+  body: lightBatchBody,
+  events: EVENTS_PER_BATCH,
+  connections,
+};
+const JS_BATCH: Phase = {
+  name: 'posthog-js-like, /batch of 100',
+  path: '/batch/',
+  body: jsBatchBodies,
+  events: EVENTS_PER_BATCH,
+  connections: 10,
+  headers: GEO,
+};
 const ALL_PHASES: Phase[] = [
-  { name: 'light, /batch of 100', path: '/batch/', body: batchBody, events: 100, connections },
+  LIGHT_BATCH,
   {
     name: 'light, single /capture',
     path: '/capture/',
-    body: singleBody,
+    body: lightSingleBody,
     events: 1,
     connections: 50,
   },
-  {
-    name: 'posthog-js-like, /batch of 100',
-    path: '/batch/',
-    body: jsBatchBody,
-    events: 100,
-    connections: 10,
-    headers: GEO,
-  },
+  JS_BATCH,
   {
     name: 'posthog-js-like, single /capture',
     path: '/capture/',
-    body: jsSingleBody,
+    body: jsSingleBodies,
     events: 1,
     connections: 50,
     headers: GEO,
@@ -178,36 +135,87 @@ const wanted = values.only?.split(',').filter(Boolean);
 const PHASES = wanted
   ? ALL_PHASES.filter((p) => wanted.every((w) => p.name.includes(w)))
   : ALL_PHASES;
-const withLag = PHASES.some((p) => p === ALL_PHASES[0]);
+const withLag = PHASES.includes(LIGHT_BATCH);
+const withSustain =
+  sustainSeconds > 0 && (PHASES.includes(JS_BATCH) || !!wanted?.includes('sustain'));
+const withStages = values.stages && PHASES.includes(JS_BATCH);
 /** e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile our server */
 const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-type Measured = { r: Awaited<ReturnType<typeof load>>; serverUs: number; postgresUs: number };
+type Measured = { r: LoadResult; cpu: CpuPerEvent; fromUs: number; toUs: number };
+const load = (url: string, p: Phase, secs: number) =>
+  closedLoad(`${url}${p.path}`, p.body, {
+    seconds: secs,
+    connections: p.connections,
+    ...(p.headers ? { headers: p.headers } : {}),
+  });
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-/**
- * One phase against the server at `url` (process `pid`): a 2-s warm-up, `beforeLoad`, then the
- * load, with the CPU an acknowledged event of the process and of the Postgres it started.
- */
+/** One phase: a 2-s warm-up (JIT, caches), `beforeLoad`, then the load, with CPU by thread. */
 async function measurePhase(
   url: string,
   pid: number | undefined,
   p: Phase,
   beforeLoad?: () => Promise<unknown>,
 ): Promise<Measured> {
-  const opts = { connections: p.connections, ...(p.headers ? { headers: p.headers } : {}) };
-  await load(`${url}${p.path}`, p.body, { ...opts, seconds: 2 }); // warm-up (JIT, caches)
+  await load(url, p, 2);
   await beforeLoad?.();
-  const before = { server: sampleCpu(pid).process, postgres: descendantsCpu(pid) };
-  const r = await load(`${url}${p.path}`, p.body, opts);
-  const events = r.total * p.events;
-  return {
-    r,
-    serverUs: ((sampleCpu(pid).process - before.server) * 1e6) / events,
-    postgresUs: ((descendantsCpu(pid) - before.postgres) * 1e6) / events,
-  };
+  const before = sampleThreads(pid);
+  const fromUs = monotonicUs();
+  const r = await load(url, p, seconds);
+  const toUs = monotonicUs();
+  return { r, cpu: cpuPerEvent(before, sampleThreads(pid), r.total * p.events), fromUs, toUs };
 }
 
-/** Each phase against the raw-request acknowledgement prototype, on a data directory of its own. */
+/** Starts our server on a fresh data directory, runs `work`, stops it and removes the directory. */
+async function withServer<T>(
+  nodeArgs: string[],
+  work: (s: {
+    url: string;
+    pid: number | undefined;
+    db: Awaited<ReturnType<typeof embeddedPostgresClient>>;
+  }) => Promise<T>,
+) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
+  const env = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    INIT_PROJECT_API_KEY: TOKEN,
+    INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
+    LOG_LEVEL: 'warn',
+  };
+  const server = await startProcess(serverEntry(), env, nodeArgs);
+  const db = await embeddedPostgresClient(dataDir);
+  try {
+    return await work({ url: server.url, pid: server.child.pid, db });
+  } finally {
+    await db.end();
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The ceilings: bare Fastify parsing each phase's bodies, and a hello world at 50 connections. */
+async function measureCeilings() {
+  const bare = await startProcess('bench/support/bareServer.ts', {});
+  const ceiling = new Map<string, LoadResult>();
+  let hello: LoadResult | undefined;
+  try {
+    for (const p of PHASES) {
+      await load(bare.url, p, 2);
+      ceiling.set(p.name, await load(bare.url, p, seconds));
+    }
+    if (PHASES.some((p) => p.events === 1)) {
+      const opts = { seconds: 2, connections: 50, method: 'GET' as const };
+      await closedLoad(`${bare.url}/`, '', opts);
+      hello = await closedLoad(`${bare.url}/`, '', { ...opts, seconds });
+    }
+  } finally {
+    await bare.stop();
+  }
+  return { ceiling, hello };
+}
+
 async function measureRawAck() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-rawack-'));
   const server = await startProcess('bench/support/rawAckServer.ts', {
@@ -225,113 +233,160 @@ async function measureRawAck() {
   return results;
 }
 
-async function main() {
-  console.log(
-    `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase; bodies: light ${fmt(batchBody.length / 100)} B, posthog-js-like ${fmt(jsBatchBody.length / 100)} B an event`,
-  );
-  const bare = await startProcess('bench/support/bareServer.ts', {});
-  const ceiling = new Map<string, Awaited<ReturnType<typeof load>>>();
-  for (const p of PHASES) {
-    await load(`${bare.url}${p.path}`, p.body, { seconds: 2, connections: p.connections });
-    ceiling.set(p.name, await load(`${bare.url}${p.path}`, p.body, { connections: p.connections }));
-  }
-  await bare.stop();
-  const rawAck = values['raw-ack'] ? await measureRawAck() : undefined;
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
-  const server = await startProcess(
-    serverEntry(),
-    {
-      DATA_DIR: dataDir,
-      PORT: '0',
-      INIT_PROJECT_API_KEY: TOKEN,
-      INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
-      LOG_LEVEL: 'warn',
-    },
-    serverNodeArgs,
-  );
-  const db = await embeddedPostgresClient(dataDir);
-  const pid = server.child.pid;
+/** posthog-js-like /batch on a server under --cpu-prof: the profile's samples of the load window by stage. */
+async function measureStages() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-prof-'));
   try {
-    // Each phase starts with every projection caught up, so one phase's backlog does not slow the next.
-    const settle = async () => {
-      const started = Date.now();
-      for (;;) {
-        const { rows } = await db.query<{ behind: string }>(
-          `SELECT count(*) AS behind FROM projection_checkpoints c
-            WHERE c.id IN ('clickhouse:events@1', 'persons@1') AND c.position < (SELECT max(position) FROM event_log WHERE type = 'EventCaptured')`,
-        );
-        if (Number(rows[0]!.behind) === 0) return (Date.now() - started) / 1000;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
+    const m = await withServer(
+      [...serverNodeArgs, '--cpu-prof', `--cpu-prof-dir=${dir}`],
+      ({ url, pid }) => measurePhase(url, pid, JS_BATCH),
+    );
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(dir, f));
+    const events = m.r.total * JS_BATCH.events;
+    const totals = classifyProfiles(files, { fromUs: m.fromUs, toUs: m.toUs });
+    return { m, events, totals, stages: stageCpu(totals, m.cpu) };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const js = describeJsWorkload();
+  console.log(
+    `bench/capture: ${os.cpus().length} cores, node ${process.version}, ${seconds}s per phase; light ${fmt(lightBatchBody.length / EVENTS_PER_BATCH)} B an event; posthog-js-like ${fmt(js.bytesPerEvent)} B an event, ${js.properties} properties, $set of ${js.setKeys} keys, ${fmt(js.distinctUsers)} users cycling over ${js.bodies} bodies`,
+  );
+  const { ceiling, hello } = await measureCeilings();
+  const rawAck = values['raw-ack'] ? await measureRawAck() : undefined;
+  const targets: TargetInputs = { singles: [] };
+  const lines: string[] = [];
+  const out = (...l: string[]) => lines.push(...l);
+
+  await withServer(serverNodeArgs, async ({ url, pid, db }) => {
+    const ids = await readModelIds(db);
+    const startHead = await logHead(db);
+    let types = ['EventCaptured'];
+    const settle = () => waitCaughtUp(db, ids, types);
     const ours = new Map<string, Measured & { catchUp: number }>();
     for (const p of PHASES) {
-      const measured = await measurePhase(server.url, pid, p, settle);
+      // Each phase starts with both read models caught up, so one phase's backlog does not slow the next.
+      const measured = await measurePhase(url, pid, p, async () => {
+        types = await loggedTypesSince(db, startHead);
+        await settle();
+      });
       ours.set(p.name, { ...measured, catchUp: await settle() });
     }
+    // Lag of both read models during a steady 10,000 light events/s (autocannon's overallRate).
+    let steady: LoadResult | undefined;
+    let steadyLag: Awaited<ReturnType<ReturnType<typeof startLagSampler>['stop']>> | undefined;
+    if (withLag) {
+      await settle();
+      const sampler = startLagSampler(db, ids, types, 50);
+      steady = await closedLoad(`${url}/batch/`, lightBatchBody, {
+        seconds,
+        connections,
+        overallRate: 100,
+      });
+      steadyLag = await sampler.stop();
+    }
+    const target = {
+      url,
+      db,
+      ids,
+      types,
+      bodies: jsBatchBodies,
+      eventsPerBody: EVENTS_PER_BATCH,
+      headers: GEO,
+    };
+    if (withSustain && types.length === 1 && types[0] === 'EventCaptured') {
+      await closedLoad(`${url}/batch/`, jsBatchBodies, {
+        seconds: 2,
+        connections: 10,
+        headers: GEO,
+      });
+      target.types = types = await loggedTypesSince(db, startHead);
+    }
+    const sustained = withSustain ? await sustain(target, rate, sustainSeconds) : undefined;
+    const burstResult =
+      withSustain && burstSeconds > 0 ? await burst(target, burstSeconds) : undefined;
+    const logged = await logHead(db);
 
-    // Lag: age of the oldest logged event ClickHouse does not have yet, sampled during a steady 10k events/s.
-    const lagSql = `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - (
-        SELECT recorded_at FROM event_log WHERE position > (SELECT position FROM projection_checkpoints WHERE id = 'clickhouse:events@1')
-        ORDER BY position LIMIT 1)) * 1000, 0) AS lag_ms`;
-    const lags: number[] = [];
-    let sampling = withLag;
-    const sampler = (async () => {
-      while (sampling) {
-        lags.push(Number((await db.query<{ lag_ms: string }>(lagSql)).rows[0]!.lag_ms));
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-    const steady = withLag
-      ? await load(`${server.url}/batch/`, batchBody, { overallRate: 100 })
-      : undefined;
-    sampling = false;
-    await sampler;
-    lags.sort((a, b) => a - b);
-    const pct = (p: number) =>
-      lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? 0;
-    const logged = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM event_log WHERE type = 'EventCaptured'`,
+    out(
+      '',
+      '| phase | connections | ceiling events/s | ours events/s acknowledged | ratio | p50 ms | p99 ms | non-2xx | CPU µs/event: main thread, all processes | catch-up after, s |',
+      '|---|---|---|---|---|---|---|---|---|---|',
     );
-
-    console.log('');
-    console.log(
-      '| phase | connections | ceiling events/s | ours events/s acknowledged | ratio | p50 ms | p99 ms | non-2xx | CPU µs/event: server, Postgres | catch-up after, s |',
-    );
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
-    /** events/s, ratio to the ceiling, p50, p99, non-2xx, CPU: one measured phase's cells */
     const cells = (p: Phase, o: Measured) =>
-      `${fmt(o.r.rps * p.events)} | ${(o.r.rps / ceiling.get(p.name)!.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${o.serverUs.toFixed(0)}, ${o.postgresUs.toFixed(0)}`;
+      `${fmt(o.r.rps * p.events)} | ${(o.r.rps / ceiling.get(p.name)!.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${cpuOf(o.cpu, 'main thread').toFixed(0)}, ${o.cpu.total.toFixed(0)}`;
     for (const p of PHASES) {
       const o = ours.get(p.name)!;
-      console.log(
+      out(
         `| ${p.name} | ${p.connections} | ${fmt(ceiling.get(p.name)!.rps * p.events)} | ${cells(p, o)} | ${o.catchUp.toFixed(1)} |`,
       );
     }
-    if (steady) {
-      console.log(
-        `| /batch at a fixed 10 000 events/s | ${connections} | | ${fmt(steady.rps * 100)} | | ${steady.p50} | ${steady.p99} | ${steady.non2xx} | | |`,
+    if (hello)
+      out(
+        `| bare hello world (GET /, the single /capture ceiling) | 50 | ${fmt(hello.rps)} req/s | | | ${hello.p50} | ${hello.p99} | ${hello.non2xx} | | |`,
       );
-      console.log('');
-      console.log(
-        `ClickHouse projection lag at 10 000 events/s: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms (${lags.length} samples)`,
+    if (steady)
+      out(
+        `| light /batch at a fixed 10,000 events/s | ${connections} | | ${fmt(steady.rps * 100)} | | ${steady.p50} | ${steady.p99} | ${steady.non2xx} | | |`,
+      );
+    out(
+      '',
+      'CPU µs an acknowledged event by process and thread (the load generator and the ceilings excluded):',
+    );
+    for (const p of PHASES) out(`- ${p.name}: ${describeCpu(ours.get(p.name)!.cpu)}`);
+    if (steadyLag) out('', `read-model lag at 10,000 light events/s: ${describeLag(steadyLag)}`);
+    if (sustained) out('', describeSustain(sustained));
+    if (burstResult) out(describeBurst(burstResult));
+    out(`log head: position ${fmt(logged)}`);
+    const jsBatch = ours.get(JS_BATCH.name);
+    if (jsBatch)
+      targets.jsBatch = {
+        ratio: jsBatch.r.rps / ceiling.get(JS_BATCH.name)!.rps,
+        cpu: jsBatch.cpu,
+      };
+    const light = ours.get(LIGHT_BATCH.name);
+    if (light) targets.lightBatchRatio = light.r.rps / ceiling.get(LIGHT_BATCH.name)!.rps;
+    for (const p of PHASES.filter((q) => q.events === 1))
+      targets.singles.push({
+        name: p.name.split(',')[0]!,
+        ratio: ours.get(p.name)!.r.rps / hello!.rps,
+      });
+    if (sustained) targets.sustain = sustained;
+    if (burstResult) targets.burst = burstResult;
+  });
+
+  if (rawAck) {
+    out(
+      '',
+      '| phase | raw-request acknowledgement (prototype) events/s | ratio to ceiling | p50 ms | p99 ms | non-2xx | CPU µs/event: main thread, all processes |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const p of PHASES) {
+      const o = rawAck.get(p.name)!;
+      out(
+        `| ${p.name} | ${fmt(o.r.rps * p.events)} | ${(o.r.rps / ceiling.get(p.name)!.rps).toFixed(3)} | ${o.r.p50} | ${o.r.p99} | ${o.r.non2xx + o.r.errors} | ${cpuOf(o.cpu, 'main thread').toFixed(0)}, ${o.cpu.total.toFixed(0)} |`,
       );
     }
-    console.log(`events in the log: ${fmt(Number(logged.rows[0]!.n))}`);
-    if (rawAck) {
-      console.log('');
-      console.log(
-        '| phase | raw-request acknowledgement (prototype) events/s | ratio to ceiling | p50 ms | p99 ms | non-2xx | CPU µs/event: its process, Postgres |',
-      );
-      console.log('|---|---|---|---|---|---|---|');
-      for (const p of PHASES) console.log(`| ${p.name} | ${cells(p, rawAck.get(p.name)!)} |`);
-    }
-  } finally {
-    await db.end();
-    await server.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   }
+  if (withStages) {
+    const s = await measureStages();
+    targets.stages = s.stages;
+    out(
+      '',
+      `stages: posthog-js-like /batch under --cpu-prof, ${fmt(s.m.r.rps * EVENTS_PER_BATCH)} events/s (${fmt(s.events)} events); CPU: ${describeCpu(s.m.cpu)}`,
+      '',
+      ...describeStages(s.totals, s.events),
+      '',
+      ...describeStageCpu(s.stages, s.m.cpu),
+    );
+  }
+  out('', ...describeTargets(targets, rate));
+  console.log(lines.join('\n'));
 }
 
 await main();

@@ -5,7 +5,11 @@ import vm from 'node:vm';
 export type OpenLoopResult = {
   rate: number;
   sent: number;
+  /** requests due after the warm-up (the offered load) */
+  offered: number;
   ok: number;
+  /** answered after the warm-up with another status than 200 (0: the connection closed) */
+  failed: number;
   rps: number;
   p50: number;
   p99: number;
@@ -127,11 +131,26 @@ export async function openLoop(
   sockets = 50,
   /** requests due in the first second warm the connections and are not counted */
   warmupMs = 1_000,
+  /**
+   * stopOffering: stop at the end of the window even if requests are still due (a server slower
+   * than the rate would otherwise be offered the whole backlog); what was never sent counts as
+   * offered and not acknowledged
+   */
+  options: { stopOffering?: boolean } = {},
 ): Promise<OpenLoopResult> {
   const url = new URL(base);
   const total = Math.round(rate * (seconds + warmupMs / 1000));
   // Prepared before the clock starts: building bodies is the generator's work, not the server's.
-  const requests = Array.from({ length: total }, (_, i) => serialise(make(i), url.host));
+  // A `make` returning the same object for several i (a pool of bodies) is serialised once.
+  const serialised = new WeakMap<Req, Buffer>();
+  const requests = Array.from({ length: total }, (_, i) => {
+    const r = make(i);
+    const known = serialised.get(r);
+    if (known) return known;
+    const bytes = serialise(r, url.host);
+    serialised.set(r, bytes);
+    return bytes;
+  });
   const connections = Array.from(
     { length: sockets },
     () => new Connection(url.hostname, Number(url.port)),
@@ -142,7 +161,9 @@ export async function openLoop(
   const latencies = new Float64Array(total);
   let measured = 0;
   let ok = 0;
+  let failed = 0;
   let answered = 0;
+  let offering = true;
   let sent = 0;
   const idle: Connection[] = [...connections];
   /** BENCH_TRACE=1 prints when the slowest requests were due: periodic stalls show as a pattern */
@@ -167,26 +188,32 @@ export async function openLoop(
       if (due >= start + warmupMs) {
         latencies[measured++] = latency;
         if (status === 200) ok++;
+        else failed++;
         trace?.push([due - start, latency]);
       }
       if (!c.socket.destroyed) idle.push(c);
-      if (++answered === total) finished();
-      else dispatch();
+      if (++answered === total || (!offering && answered === sent)) finished();
+      else if (offering) dispatch();
     };
   }
   start = performance.now();
   let lastAnswer = start;
   await new Promise<void>((done) => {
     const tick = () => {
-      dispatch();
-      if (sent >= total || performance.now() - lastAnswer > 10_000) return done();
+      const ended = options.stopOffering && performance.now() - start >= warmupMs + seconds * 1000;
+      if (!ended) dispatch();
+      if (ended || sent >= total || performance.now() - lastAnswer > 10_000) return done();
       setTimeout(tick, 1);
     };
     tick();
   });
+  offering = false;
+  if (answered === sent) finished();
   const stuck = await Promise.race([
     allAnswered.then(() => false),
-    new Promise<boolean>((r) => setTimeout(() => r(true), sent >= total ? 30_000 : 0).unref()),
+    new Promise<boolean>((r) =>
+      setTimeout(() => r(true), sent >= total || options.stopOffering ? 30_000 : 0).unref(),
+    ),
   ]);
   if (stuck)
     throw new Error(
@@ -218,7 +245,9 @@ export async function openLoop(
   return {
     rate,
     sent,
+    offered: total - Math.min(total, Math.round((rate * warmupMs) / 1000)),
     ok,
+    failed,
     rps: ok / elapsed,
     p50: round(at(0.5)),
     p99: round(at(0.99)),
