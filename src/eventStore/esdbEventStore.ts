@@ -336,6 +336,9 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     readPositioned: readAll,
     headPosition,
     subscribeToAll,
+    // the server delivers event by event; each is a batch of one
+    subscribeToAllInBatches: (handler, options) =>
+      subscribeToAll((event) => handler([event]), options),
     close: async () => {
       // a live subscription would otherwise keep retrying against a disposed client
       await Promise.all([...subscriptions].map((s) => s.stop()));

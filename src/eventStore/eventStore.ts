@@ -107,6 +107,17 @@ export interface EventStore {
     options?: SubscribeOptions,
   ): Subscription;
 
+  /**
+   * `subscribeToAll`, its events handed over as batches in position order (each batch once the
+   * previous one's promise resolved; a failing handler gets its whole batch again). The Postgres
+   * adapter hands each page over whole — for its own appends, the events as they were appended,
+   * without reading them back.
+   */
+  subscribeToAllInBatches(
+    handler: (events: readonly RecordedEvent[]) => Promise<void> | void,
+    options?: SubscribeOptions,
+  ): Subscription;
+
   close(): Promise<void>;
 }
 

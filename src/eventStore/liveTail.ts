@@ -1,9 +1,25 @@
 import type { RecordedEvent } from '../core/event.ts';
 import type { AllFilter, ReadAllOptions } from './eventStore.ts';
 
+/** What one committed append of this process hands to the tail (see `publish`). */
+export type PublishedAppend = Readonly<{
+  /** the last position drawn by the append before this one (any process): `first drawn - 1` */
+  previousDrawn: bigint;
+  /** the last position this append drew (it may have used fewer: ids already in the log) */
+  lastDrawn: bigint;
+  /** its new events, in position order, exactly as a read of the log returns them */
+  events: readonly RecordedEvent[];
+}>;
+
+/** appends held back because one drawn before them has not been published yet */
+const MAX_HELD = 64;
+
 /**
- * The newest events of the log, read once for every live subscription. Each projection used to
- * read (and parse) every captured event itself; near the head they now share one read.
+ * The newest events of the log, kept once for every live subscription of this process. Appends made
+ * by this process hand their events over in memory (`publish`), decoded as they were appended, so a
+ * projection running beside capture reads nothing back from Postgres; the log is read only for
+ * what other processes appended, for a subscriber behind the window (after a restart or lag), and to
+ * heal a gap this process cannot vouch for.
  * Invariant: `events` holds every event with a position in (`after`, `upTo`], in order — the log
  * hands out positions in commit order, so reading "everything after upTo" never skips one.
  */
@@ -17,6 +33,12 @@ export function createLiveTail(
   let events: RecordedEvent[] = [];
   let after: bigint | undefined; // undefined until first used
   let upTo = -1n;
+  /**
+   * Every position up to here is accounted for: in the window, or never to hold an event (drawn by
+   * an append that used fewer). Always ≥ upTo: a reader that has seen N never finds a commit below N.
+   */
+  let knownThrough = -1n;
+  let held: PublishedAppend[] = [];
   let filling: Promise<number> | undefined;
 
   const matches = (e: RecordedEvent, filter: AllFilter | undefined) =>
@@ -25,24 +47,47 @@ export function createLiveTail(
       filter.streamPrefixes.length === 0 ||
       filter.streamPrefixes.some((p) => e.streamName.startsWith(p)));
 
+  const push = (fresh: readonly RecordedEvent[]) => {
+    for (const e of fresh) if (e.position > upTo) events.push(e);
+    if (events.length > 0 && events[events.length - 1]!.position > upTo)
+      upTo = events[events.length - 1]!.position;
+    if (upTo > knownThrough) knownThrough = upTo;
+    if (events.length > capacity) {
+      const dropped = events.length - capacity;
+      after = events[dropped - 1]!.position;
+      events = events.slice(dropped);
+    }
+  };
+
   /** Reads what was appended after `upTo`; returns how many events arrived. Concurrent callers share it. */
   const fill = () =>
     (filling ??= (async () => {
       try {
         const fresh = await readAll({ after: upTo < 0n ? 'start' : upTo, maxCount: fetchSize });
-        if (fresh.length === 0) return 0;
-        events.push(...fresh);
-        upTo = fresh[fresh.length - 1]!.position;
-        if (events.length > capacity) {
-          const dropped = events.length - capacity;
-          after = events[dropped - 1]!.position;
-          events = events.slice(dropped);
-        }
-        return fresh.length;
+        const before = upTo;
+        push(fresh); // an append published while this read was under way is not taken twice
+        held = held.filter((h) => h.lastDrawn > upTo);
+        chain();
+        return fresh.filter((e) => e.position > before).length;
       } finally {
         filling = undefined;
       }
     })());
+
+  /** Takes held appends that now follow on from what is accounted for. */
+  const chain = () => {
+    for (let progressed = true; progressed; ) {
+      progressed = false;
+      for (const [i, h] of held.entries()) {
+        if (h.previousDrawn > knownThrough) continue;
+        held.splice(i, 1);
+        push(h.events);
+        if (h.lastDrawn > knownThrough) knownThrough = h.lastDrawn;
+        progressed = true;
+        break;
+      }
+    }
+  };
 
   /** First index with position > p (events are ascending). */
   const indexAfter = (p: bigint) => {
@@ -58,6 +103,19 @@ export function createLiveTail(
 
   return {
     /**
+     * A committed append of this process. Every position up to `previousDrawn` was drawn by an append
+     * that had finished (committed or rolled back) before this one took the log's lock, so when the
+     * tail accounts for all of them this append's events follow on directly. Otherwise (another
+     * process appended in between, or an earlier append of ours has not been published yet) it is
+     * held until it does follow on; what never does is read from the log by the next fill.
+     */
+    publish(append: PublishedAppend): void {
+      if (after === undefined || append.lastDrawn <= upTo) return; // no reader yet, or read already
+      held.push(append);
+      if (held.length > MAX_HELD) held.shift();
+      chain();
+    },
+    /**
      * Same events as readAll({after: from, maxCount, filter}), plus `scannedTo`: every event up to
      * it has been looked at, so a subscriber with a narrow filter can move its cursor there even
      * when nothing matched (otherwise it would rescan the same tail on every wake).
@@ -70,6 +128,7 @@ export function createLiveTail(
       if (after === undefined) {
         after = await headPosition();
         if (upTo < after) upTo = after;
+        if (knownThrough < upTo) knownThrough = upTo;
       }
       const direct = async (cursor: bigint, out: RecordedEvent[]) => {
         // Every event up to `upTo` was committed before this read starts, so a read that ends
@@ -96,6 +155,9 @@ export function createLiveTail(
         }
         if (out.length >= maxCount) return { events: out, scannedTo: cursor };
         if (cursor < upTo) cursor = upTo; // the rest of the tail matched nothing
+        // What this process appended is here already; the log is read only when an append could
+        // not be chained (another process's, or one published out of order).
+        if (out.length > 0 && held.length === 0) return { events: out, scannedTo: cursor };
         if ((await fill()) === 0) return { events: out, scannedTo: cursor };
         // the window moved past `cursor` while this reader waited: read the rest from the log
         if (cursor < after) return direct(cursor, out);

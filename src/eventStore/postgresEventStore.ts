@@ -7,7 +7,7 @@ import type {
   PositionedEvent,
   RecordedEvent,
 } from '../core/event.ts';
-import { parseStorableJson } from '../core/storable.ts';
+import { escapesUnstorable, parseStorableJson } from '../core/storable.ts';
 import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
@@ -162,27 +162,52 @@ export function createPostgresEventStore(
         head.set(item.streamName, next - 1n);
       }
 
+      const recorded: RecordedEvent[] = [];
       if (rows.length > 0) {
         // The range drawn with the lock: the fresh rows take its first positions, in order.
         const first = started.firstDrawn!;
         last = first + BigInt(rows.length) - 1n;
+        // the row's own time is Postgres' clock at the insert; subscribers of this process get
+        // this one (it only ages their lag figures)
+        const recordedAt = new Date();
         let lines = '';
         for (const [k, row] of rows.entries()) {
           const position = first + BigInt(k);
           known.get(row.id)!.position = position;
+          const data = JSON.stringify(row.d);
+          const metadata = JSON.stringify(row.m);
           lines += copyLine([
             position.toString(),
             row.id,
             row.s,
             row.r.toString(),
             row.t,
-            JSON.stringify(row.d),
-            JSON.stringify(row.m),
+            data,
+            metadata,
           ]);
+          recorded.push({
+            id: row.id,
+            streamName: row.s,
+            revision: row.r,
+            position,
+            type: row.t,
+            // as a read of the log would return them (src/core/storable.ts)
+            data: escapesUnstorable(data) ? (parseStorableJson(data) as object) : row.d,
+            metadata: escapesUnstorable(metadata)
+              ? (parseStorableJson(metadata) as EventMetadata)
+              : (row.m as EventMetadata),
+            recordedAt,
+          });
         }
         await copyInto(client, 'event_log', LOG_COLUMNS, lines);
       }
       await commitAppend(client, NOTIFY_CHANNEL, last);
+      if (started.firstDrawn !== undefined)
+        tail.publish({
+          previousDrawn: started.firstDrawn - 1n,
+          lastDrawn: started.firstDrawn + BigInt(allIds.length) - 1n,
+          events: recorded,
+        });
       const results = batch.map((item, i) => {
         const mine = ids[i]!.map((id) => known.get(id)!);
         const position = mine.reduce((a, k) => (k.position > a ? k.position : a), -1n);
@@ -313,8 +338,12 @@ export function createPostgresEventStore(
 
   const tail = createLiveTail(readAll, headPosition, options.liveTail);
 
-  function subscribeToAll(
-    handler: (event: RecordedEvent) => Promise<void> | void,
+  /**
+   * Catch-up then live, a page at a time: each page (up to 1,000 events, from the shared tail or the
+   * log) is handed over whole, so a projection gets its events as a batch with their positions.
+   */
+  function subscribeToAllInBatches(
+    handler: (events: readonly RecordedEvent[]) => Promise<void> | void,
     options: SubscribeOptions = {},
   ): Subscription {
     let stopped = false;
@@ -326,10 +355,10 @@ export function createPostgresEventStore(
         try {
           const waiter = notifier.nextWake();
           const { events: batch, scannedTo } = await tail.read(after, 1000, options.filter);
-          for (const event of batch) {
+          if (batch.length > 0) {
             if (stopped) return;
-            await handler(event);
-            after = event.position;
+            await handler(batch);
+            after = batch[batch.length - 1]!.position;
           }
           if (!stopped && scannedTo > after) after = scannedTo;
           if (batch.length < 1000) {
@@ -359,8 +388,24 @@ export function createPostgresEventStore(
     };
   }
 
+  function subscribeToAll(
+    handler: (event: RecordedEvent) => Promise<void> | void,
+    options: SubscribeOptions = {},
+  ): Subscription {
+    // one event at a time; a failing handler resumes at the event it failed on
+    let done = -1n;
+    return subscribeToAllInBatches(async (batch) => {
+      for (const event of batch) {
+        if (event.position <= done) continue;
+        await handler(event);
+        done = event.position;
+      }
+    }, options);
+  }
+
   return {
     notifier,
+    subscribeToAllInBatches,
     appendToStream,
     appendMany,
     readStream,

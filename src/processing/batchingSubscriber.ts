@@ -102,10 +102,13 @@ export function createBatchingSubscriber(options: {
   const flush = (): Promise<void> =>
     (flushing = flushing.then(async () => {
       flushScheduled = false;
-      if (buffer.length === 0) return;
-      const batch = buffer;
-      buffer = [];
-      await applyWithRetry(batch);
+      // at most batchSize at a time: a page of the subscription may hold more
+      while (buffer.length > 0) {
+        const batch =
+          buffer.length <= options.batchSize ? buffer : buffer.slice(0, options.batchSize);
+        buffer = batch === buffer ? [] : buffer.slice(batch.length);
+        await applyWithRetry(batch);
+      }
     }));
 
   const schedule = () => {
@@ -121,9 +124,9 @@ export function createBatchingSubscriber(options: {
       caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
       position = after;
       running = true;
-      subscription = options.store.subscribeToAll(
-        async (event) => {
-          buffer.push(event);
+      subscription = options.store.subscribeToAllInBatches(
+        async (events) => {
+          for (const event of events) buffer.push(event);
           if (buffer.length >= options.batchSize) return flush();
           schedule();
         },
