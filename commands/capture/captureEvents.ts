@@ -3,7 +3,6 @@ import {
   DEFAULT_MAX_DECODED_BYTES,
   decodeCaptureRequest,
   inflateBody,
-  type RawCaptureRequest,
 } from '../../ingress/decodeRequestBody.ts';
 import { type GeoIp, geoipProperties, shouldSkipGeoip } from '../../ingress/geoip.ts';
 import {
@@ -11,6 +10,7 @@ import {
   eventTooLarge,
   payloadTooLarge,
 } from '../../ingress/ingressErrors.ts';
+import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
 import { createProjectResolver, type ResolveProject } from '../../ingress/resolveProject.ts';
 import { accessReader } from '../../projections/access/accessReader.ts';
 import type { AppContext } from '../../src/appContext.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { clientIp } from '../../ingress/geoip.ts';
+import { clientIp } from '../../ingress/requestContext.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { type CaptureDeps, captureEvents } from './captureEvents.ts';
 

@@ -1,5 +1,5 @@
-import type { RawCaptureRequest } from '../../ingress/decodeRequestBody.ts';
 import type { GeoIp } from '../../ingress/geoip.ts';
+import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
 import { createProjectResolver, type ResolveProject } from '../../ingress/resolveProject.ts';
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type {

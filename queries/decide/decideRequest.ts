@@ -2,9 +2,9 @@ import {
   type DecodedCaptureRequest,
   decodeCaptureRequest,
   inflateBody,
-  type RawCaptureRequest,
 } from '../../ingress/decodeRequestBody.ts';
 import { PROJECT_KEY_HINT } from '../../ingress/ingressErrors.ts';
+import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
 import { type DomainError, tooLarge, unauthenticated, validation } from '../../src/core/errors.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { clientIp } from '../../ingress/geoip.ts';
+import { clientIp, flatQuery } from '../../ingress/requestContext.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { RETRY_AFTER_SECONDS } from '../../src/http/errorHandler.ts';
 import { type DecideDeps, decide } from './decide.ts';
@@ -71,14 +71,6 @@ const DECIDE_CONTENT_TYPES = [
   'application/x-www-form-urlencoded',
   'application/octet-stream',
 ] as const;
-
-/** the first of a repeated parameter, as text */
-function flatQuery(query: unknown): Record<string, string | undefined> {
-  const flat: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>))
-    flat[k] = Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v);
-  return flat;
-}
 
 // Every field of DecideQuery is optional text and flatQuery reads them, so the query and the raw
 // body skip the per-request zod parse here; the schemas still describe the routes in OpenAPI.

@@ -1,5 +1,5 @@
-import type { RawCaptureRequest } from '../../ingress/decodeRequestBody.ts';
 import type { CaptureFailure } from '../../ingress/ingressErrors.ts';
+import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
 import { httpError } from '../../src/http/apiError.ts';
 
 /**

@@ -7,9 +7,10 @@ import {
   captureEvents,
 } from '../../commands/capture/captureEvents.ts';
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
-import type { RawCaptureRequest } from '../../ingress/decodeRequestBody.ts';
-import { clientIp, openGeoIp } from '../../ingress/geoip.ts';
+import { openGeoIp } from '../../ingress/geoip.ts';
 import type { CaptureError } from '../../ingress/ingressErrors.ts';
+import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
+import { clientIp } from '../../ingress/requestContext.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import { httpError } from '../../src/http/apiError.ts';
 import { startTestService, type TestService } from './testService.ts';
