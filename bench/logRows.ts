@@ -1,0 +1,198 @@
+/**
+ * bench/logRows: what a row of the event log costs Postgres, by column type and storage.
+ *   npx tsx bench/logRows.ts [--rows N --rounds N]
+ * COPYs the same captured-event rows (an enriched posthog-js-like event, ≈ 3.8 KB of JSON, and a
+ * compact one without the derived person properties, ≈ 1.4 KB) into copies of the log's table that
+ * differ only in the data column: `json` (today), `text`, each with and without compression
+ * (`toast_tuple_target = 8160` keeps a row inline, uncompressed). Prints the Postgres backend's CPU
+ * (from /proc) per row, rounds alternating. Embedded Postgres in a temporary directory.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { copyInto, copyLine } from '../src/eventStore/copyRows.ts';
+import { startEmbeddedPostgres } from '../src/runtime/embeddedPostgres.ts';
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '3' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log('usage: npx tsx bench/logRows.ts [--rows N] [--rounds N]');
+  process.exit(0);
+}
+const ROWS = Number(values.rows);
+const ROUNDS = Number(values.rounds);
+
+const props = (i: number) => ({
+  $os: 'Mac OS X',
+  $os_version: '14.5.0',
+  $browser: 'Chrome',
+  $browser_version: 126,
+  $device_type: 'Desktop',
+  $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
+  $host: 'shop.example.com',
+  $pathname: `/products/item-${i % 200}`,
+  $raw_user_agent:
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+  $screen_height: 1117,
+  $screen_width: 1728,
+  $viewport_height: 959,
+  $viewport_width: 1728,
+  $lib: 'web',
+  $lib_version: '1.160.0',
+  $insert_id: `ins${i}`,
+  $time: 1732700000.123,
+  distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${100000000000 + (i % 10000)}`,
+  $device_id: `dev-${i % 10000}`,
+  $referrer: 'https://www.google.com/',
+  $referring_domain: 'www.google.com',
+  utm_source: 'newsletter',
+  utm_medium: 'email',
+  utm_campaign: 'black-friday',
+  $session_id: `0192f0c4-0000-7000-8000-${100000000000 + (i % 3000)}`,
+  $window_id: `w-${i % 3000}`,
+  $pageview_id: `pv-${i}`,
+  token: 'phc_bench_project_key',
+  $is_identified: false,
+  $active_feature_flags: ['beta', 'new-checkout'],
+  $feature_flag_payloads: {},
+  $ip: '81.2.69.142',
+  $sent_at: '2026-11-27T20:00:00.000Z',
+  $geoip_city_name: 'London',
+  $geoip_country_name: 'United Kingdom',
+  $geoip_country_code: 'GB',
+  $geoip_continent_name: 'Europe',
+  $geoip_continent_code: 'EU',
+  $geoip_latitude: 51.5142,
+  $geoip_longitude: -0.0931,
+  $geoip_time_zone: 'Europe/London',
+  $geoip_postal_code: 'EC2V',
+  $geoip_subdivision_1_code: 'ENG',
+  $geoip_subdivision_1_name: 'England',
+  $geoip_accuracy_radius: 20,
+});
+const derived = (p: Record<string, unknown>) => {
+  const set: Record<string, unknown> = { plan: 'pro', email: 'a@b.c' };
+  const once: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (
+      k.startsWith('$geoip') ||
+      k.startsWith('utm') ||
+      [
+        '$os',
+        '$browser',
+        '$browser_version',
+        '$device_type',
+        '$current_url',
+        '$pathname',
+        '$referrer',
+        '$referring_domain',
+        '$raw_user_agent',
+        '$os_version',
+      ].includes(k)
+    ) {
+      set[k] = v;
+      once[`$initial_${k.replace('$', '')}`] = v;
+    }
+  }
+  return { ...p, $set: set, $set_once: once };
+};
+const data = (i: number, enriched: boolean) => {
+  const p = props(i);
+  return JSON.stringify({
+    uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + i)}`,
+    projectId: 1,
+    event: '$pageview',
+    distinctId: p.distinct_id,
+    properties: enriched ? derived(p) : { ...p, $set: { plan: 'pro', email: 'a@b.c' } },
+    timestamp: '2026-11-27T20:00:00.000Z',
+    elementsChain: '',
+    sentAt: '2026-11-27T20:00:00.000Z',
+    receivedAt: '2026-11-27T20:00:00.010Z',
+    ip: '81.2.69.142',
+  });
+};
+
+const cpuOf = (pid: number) => {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * (1e6 / 100); // µs (USER_HZ 100)
+};
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-logrows-'));
+const pgHandle = await startEmbeddedPostgres(dir);
+const client = new pg.Client({ connectionString: pgHandle.connectionString });
+await client.connect();
+const pid = (await client.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p;
+const variants = [
+  { name: 'json, compressed (today)', type: 'json', inline: false },
+  { name: 'json, uncompressed', type: 'json', inline: true },
+  { name: 'text, compressed', type: 'text', inline: false },
+  { name: 'text, uncompressed', type: 'text', inline: true },
+] as const;
+const bodies = {
+  enriched: Array.from({ length: ROWS }, (_, i) => data(i, true)),
+  compact: Array.from({ length: ROWS }, (_, i) => data(i, false)),
+};
+console.log(
+  `bench/logRows: ${ROWS} rows a COPY, ${ROUNDS} rounds; enriched ${bodies.enriched[0]!.length} B, compact ${bodies.compact[0]!.length} B of JSON`,
+);
+const results = new Map<string, number[]>();
+let round = 0;
+for (let r = 0; r < ROUNDS; r++)
+  for (const [shape, docs] of Object.entries(bodies))
+    for (const v of variants) {
+      const table = `log_${round++}`;
+      await client.query(`CREATE TABLE ${table} (position bigint PRIMARY KEY, id uuid NOT NULL UNIQUE,
+        stream_name text NOT NULL, revision bigint NOT NULL, type text NOT NULL, data ${v.type} NOT NULL,
+        metadata json NOT NULL, recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        UNIQUE (stream_name, revision)) ${v.inline ? 'WITH (toast_tuple_target = 8160)' : ''}`);
+      await client.query(`CREATE INDEX ON ${table} (type, position)`);
+      let lines = '';
+      for (const [i, d] of docs.entries())
+        lines += copyLine([
+          String(i),
+          `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          `capture-1:u${i % 10000}`,
+          String(Math.floor(i / 10000)),
+          'EventCaptured',
+          d,
+          '{"projectId":1,"occurredAt":"2026-11-27T20:00:00.010Z"}',
+        ]);
+      const before = cpuOf(pid);
+      await client.query('BEGIN');
+      await copyInto(
+        client as unknown as pg.PoolClient,
+        table,
+        ['position', 'id', 'stream_name', 'revision', 'type', 'data', 'metadata'],
+        lines,
+      );
+      await client.query('COMMIT');
+      const perRow = (cpuOf(pid) - before) / ROWS;
+      const size = (
+        await client.query<{ s: string }>(`SELECT pg_total_relation_size('${table}') AS s`)
+      ).rows[0]!.s;
+      const key = `${shape} | ${v.name}`;
+      results.set(key, [...(results.get(key) ?? []), perRow]);
+      if (r === ROUNDS - 1) results.set(`${key} bytes/row`, [Number(size) / ROWS]);
+      await client.query(`DROP TABLE ${table}`);
+    }
+console.log('| rows | column | Postgres CPU µs a row (rounds) | disk B a row |\n|---|---|---|---|');
+for (const [shape] of Object.entries(bodies))
+  for (const v of variants) {
+    const key = `${shape} | ${v.name}`;
+    console.log(
+      `| ${shape} | ${v.name} | ${results
+        .get(key)!
+        .map((x) => x.toFixed(0))
+        .join(', ')} | ${results.get(`${key} bytes/row`)![0]!.toFixed(0)} |`,
+    );
+  }
+await client.end();
+await pgHandle.stop();
+fs.rmSync(dir, { recursive: true, force: true });
