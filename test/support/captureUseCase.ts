@@ -48,8 +48,11 @@ export async function startCaptureUseCase(
   projectKeys: readonly string[],
   now: Date,
 ): Promise<CaptureUseCase> {
-  // No flag evaluation threads: nothing here asks for flags.
-  const t: TestService = await startTestService({ FLAG_EVALUATION_THREADS: '0' });
+  // Capture needs the log and the access read model only: no ClickHouse, no flag threads.
+  const t: TestService = await startTestService(
+    { FLAG_EVALUATION_THREADS: '0' },
+    { clickhouse: false },
+  );
   try {
     const access = accessDeps(t.service.ctx);
     const owner = (await ensureUser(access, { email: BOOTSTRAP_EMAIL })).userId;

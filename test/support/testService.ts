@@ -29,7 +29,13 @@ export type TestService = Readonly<{
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { databaseUrl?: string; dataDir?: string; now?: () => Date } = {},
+  options: {
+    databaseUrl?: string;
+    dataDir?: string;
+    now?: () => Date;
+    /** false: no ClickHouse (no chDB, no events projection), for suites that never read it */
+    clickhouse?: false;
+  } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-test-'));
   const config = loadConfig({
@@ -47,7 +53,10 @@ export async function startTestService(
     CLICKHOUSE_DATABASE: `t_${randomBytes(6).toString('hex')}`,
     ...env,
   });
-  const service = await createService(config, options.now ? { now: options.now } : {});
+  const service = await createService(config, {
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.clickhouse === false ? { clickhouse: false } : {}),
+  });
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const projectId = await accessReader(service.stores.pool).firstProjectId();
   const api: TestService['api'] = async (
