@@ -24,13 +24,20 @@ import {
   TOKEN,
 } from './support/captureBodies.ts';
 import {
+  loadPhase,
+  type MeasuredPhase,
+  measureLoadPhase,
+  type Phase,
+  withServer,
+} from './support/capturePhase.ts';
+import {
   describeStageCpu,
   describeTargets,
   stageCpu,
   type TargetInputs,
 } from './support/captureTargets.ts';
 import { closedLoad, type LoadResult } from './support/closedLoad.ts';
-import { embeddedPostgresClient, serverEntry, startProcess } from './support/processes.ts';
+import { startProcess } from './support/processes.ts';
 import { classifyProfiles, describeStages } from './support/profileStages.ts';
 import {
   describeLag,
@@ -41,13 +48,7 @@ import {
   waitCaughtUp,
 } from './support/readModelLag.ts';
 import { burst, describeBurst, describeSustain, sustain } from './support/sustainPhase.ts';
-import {
-  type CpuPerEvent,
-  cpuOf,
-  cpuPerEvent,
-  describeCpu,
-  sampleThreads,
-} from './support/threadCpu.ts';
+import { cpuOf, describeCpu } from './support/threadCpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -89,14 +90,6 @@ const sustainSeconds = Number(values['sustain-seconds']);
 const burstSeconds = Number(values['burst-seconds']);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-type Phase = {
-  name: string;
-  path: '/batch/' | '/capture/';
-  body: string | readonly Buffer[];
-  events: number;
-  connections: number;
-  headers?: Record<string, string>;
-};
 const LIGHT_BATCH: Phase = {
   name: 'light, /batch of 100',
   path: '/batch/',
@@ -142,58 +135,14 @@ const withStages = values.stages && PHASES.includes(JS_BATCH);
 /** e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile our server */
 const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-type Measured = { r: LoadResult; cpu: CpuPerEvent; fromUs: number; toUs: number };
-const load = (url: string, p: Phase, secs: number) =>
-  closedLoad(`${url}${p.path}`, p.body, {
-    seconds: secs,
-    connections: p.connections,
-    ...(p.headers ? { headers: p.headers } : {}),
-  });
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
-
-/** One phase: a 2-s warm-up (JIT, caches), `beforeLoad`, then the load, with CPU by thread. */
-async function measurePhase(
+type Measured = MeasuredPhase;
+const load = (url: string, p: Phase, secs: number) => loadPhase(url, p, secs);
+const measurePhase = (
   url: string,
   pid: number | undefined,
   p: Phase,
   beforeLoad?: () => Promise<unknown>,
-): Promise<Measured> {
-  await load(url, p, 2);
-  await beforeLoad?.();
-  const before = sampleThreads(pid);
-  const fromUs = monotonicUs();
-  const r = await load(url, p, seconds);
-  const toUs = monotonicUs();
-  return { r, cpu: cpuPerEvent(before, sampleThreads(pid), r.total * p.events), fromUs, toUs };
-}
-
-/** Starts our server on a fresh data directory, runs `work`, stops it and removes the directory. */
-async function withServer<T>(
-  nodeArgs: string[],
-  work: (s: {
-    url: string;
-    pid: number | undefined;
-    db: Awaited<ReturnType<typeof embeddedPostgresClient>>;
-  }) => Promise<T>,
-) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-bench-'));
-  const env = {
-    DATA_DIR: dataDir,
-    PORT: '0',
-    INIT_PROJECT_API_KEY: TOKEN,
-    INIT_PERSONAL_API_KEY: 'phx_bench_personal_key',
-    LOG_LEVEL: 'warn',
-  };
-  const server = await startProcess(serverEntry(), env, nodeArgs);
-  const db = await embeddedPostgresClient(dataDir);
-  try {
-    return await work({ url: server.url, pid: server.child.pid, db });
-  } finally {
-    await db.end();
-    await server.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-}
+) => measureLoadPhase(url, pid, p, seconds, beforeLoad);
 
 /** The ceilings: bare Fastify parsing each phase's bodies, and a hello world at 50 connections. */
 async function measureCeilings() {

@@ -45,7 +45,7 @@ const OUR_RULES: Rule[] = [
   { stage: 'persons', url: /\/projections\/persons\/|personDistinctId/i, fn: /personDistinctId/i },
   {
     stage: 'ClickHouse insert',
-    url: /\/projections\/events\/|\/src\/runtime\/clickhouse|\/src\/processing\/(clickhouse\w*|logInClickHouse|logTransfer)\.[jt]s$/,
+    url: /\/projections\/events\/|\/src\/runtime\/(clickhouse|chdb)|\/src\/processing\/(clickhouse\w*|logInClickHouse|logTransfer)\.[jt]s$/,
   },
   { stage: 'durable append', url: /\/src\/eventStore\// },
 ];

@@ -98,8 +98,9 @@ export type LagSummary = {
   samples: number;
   persons: Percentiles;
   clickhouse: Percentiles;
-  /** the largest backlog of either read model over the run, and over its last 10 % */
+  /** the largest backlog of either read model over the run, its first half and its last tenth */
   backlogMax: number;
+  backlogFirstHalf: number;
   backlogEnd: number;
 };
 
@@ -128,6 +129,7 @@ export function startLagSampler(db: pg.Client, ids: ReadModelIds, types: string[
         persons: percentiles(persons),
         clickhouse: percentiles(clickhouse),
         backlogMax: Math.max(0, ...backlog),
+        backlogFirstHalf: Math.max(0, ...backlog.slice(0, Math.ceil(backlog.length / 2))),
         backlogEnd: Math.max(0, ...tail),
       };
     },
@@ -137,4 +139,4 @@ export function startLagSampler(db: pg.Client, ids: ReadModelIds, types: string[
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pcts = (p: Percentiles) => `p50 ${fmt(p.p50)} / p99 ${fmt(p.p99)} / max ${fmt(p.max)} ms`;
 export const describeLag = (l: LagSummary) =>
-  `persons ${pcts(l.persons)}, ClickHouse ${pcts(l.clickhouse)} (${l.samples} samples); backlog max ${fmt(l.backlogMax)}, last tenth ${fmt(l.backlogEnd)} positions`;
+  `persons ${pcts(l.persons)}, ClickHouse ${pcts(l.clickhouse)} (${l.samples} samples); backlog max ${fmt(l.backlogMax)}, first half ${fmt(l.backlogFirstHalf)}, last tenth ${fmt(l.backlogEnd)} positions`;
