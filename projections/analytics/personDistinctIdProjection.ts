@@ -9,6 +9,7 @@ import {
 } from '../../src/processing/clickhouseProjection.ts';
 import { chunkPositions } from '../../src/processing/logInClickHouse.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { encodeRowBinary } from '../../src/runtime/rowBinary.ts';
 import type { PersonMappingLookup } from '../persons/personMappingLookup.ts';
 import { CAPTURED_DATA_PARTS, PERSONLESS, propsReadable } from '../shared/capturedDataSql.ts';
 
@@ -67,6 +68,10 @@ const touchedInChunk = (table: string) => `
     FROM ${table} WHERE NOT row_ok OR NOT ${PERSONLESS}
   ) ARRAY JOIN ids AS id`;
 
+const COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'] as const;
+/** the person of a deleted distinct id */
+const NO_PERSON = '00000000-0000-0000-0000-000000000000';
+
 /** distinct ids per lookup and insert when a rebuild writes the gathered ones */
 const BULK_IDS = 20_000;
 
@@ -111,22 +116,40 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     touchedBy: bigint,
     dedupToken: DedupToken,
   ) => {
-    const version = upTo.toString();
     const owners = await lookup(wanted, touchedBy);
-    const values = [...owners].flatMap(([projectId, list]) =>
-      list.map((o) => ({
-        team_id: projectId,
-        distinct_id: o.distinctId,
-        person_id: o.personUuid ?? '00000000-0000-0000-0000-000000000000',
-        is_deleted: o.personUuid === null ? 1 : 0,
-        version,
-      })),
+    const rows = [...owners].flatMap(([projectId, list]) =>
+      list.map((o) => ({ projectId, distinctId: o.distinctId, personUuid: o.personUuid })),
     );
+    const settings = dedupSettings(dedupToken);
+    // RowBinary, as the events insert (issue #27); as text when a value has no certain binary form
+    const binary = encodeRowBinary(rows, 96, (w, r) => {
+      w.int64(r.projectId);
+      w.string(r.distinctId);
+      w.uuid(r.personUuid ?? NO_PERSON);
+      w.uint8(r.personUuid === null ? 1 : 0);
+      w.uint64(upTo);
+    });
+    if (binary) {
+      await ch.insertRaw(
+        `${ch.database}.person_distinct_id`,
+        COLUMNS,
+        'RowBinary',
+        binary,
+        settings,
+      );
+      return;
+    }
     await ch.client.insert({
       table: `${ch.database}.person_distinct_id`,
-      values,
+      values: rows.map((r) => ({
+        team_id: r.projectId,
+        distinct_id: r.distinctId,
+        person_id: r.personUuid ?? NO_PERSON,
+        is_deleted: r.personUuid === null ? 1 : 0,
+        version: upTo.toString(),
+      })),
       format: 'JSONEachRow',
-      clickhouse_settings: dedupSettings(dedupToken),
+      clickhouse_settings: settings,
     });
   };
   return chProjection<MappingEvent>({

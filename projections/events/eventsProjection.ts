@@ -4,32 +4,7 @@ import {
   chProjection,
   dedupSettings,
 } from '../../src/processing/clickhouseProjection.ts';
-import { personUuidFor } from '../persons/personsFold.ts';
-
-const groupColumn = (properties: Record<string, unknown>, index: number) => {
-  const key = properties[`$group_${index}`];
-  return typeof key === 'string' ? key : '';
-};
-
-const EVENT_COLUMNS = [
-  'uuid',
-  'event',
-  'properties',
-  'timestamp',
-  'team_id',
-  'project_id',
-  'distinct_id',
-  'person_id',
-  'elements_chain',
-  'created_at',
-  '$group_0',
-  '$group_1',
-  '$group_2',
-  '$group_3',
-  '$group_4',
-  '_timestamp',
-  '_offset',
-] as const;
+import { EVENT_COLUMNS, encodeEventsRowBinary, eventRow, personUuids } from './eventsRowBinary.ts';
 
 /**
  * The ClickHouse `events` table, modelled on PostHog's: ReplacingMergeTree ordered by team, day,
@@ -67,45 +42,27 @@ export const eventsProjection = chProjection<EventCaptured>({
   drop: (db) => [`DROP TABLE IF EXISTS ${db}.events`],
   tables: ['events'],
   async insert(ch, events, dedupToken) {
-    const now = new Date().toISOString();
-    // A distinct id's events come in runs (a session, a replayed person): its person uuid (a
-    // SHA-1, ≈ 2 µs) is derived once per batch.
-    const uuids = new Map<string, string>();
-    const personUuid = (projectId: number, distinctId: string) => {
-      const key = `${projectId}|${distinctId}`;
-      const known = uuids.get(key);
-      if (known !== undefined) return known;
-      const uuid = personUuidFor(projectId, distinctId);
-      uuids.set(key, uuid);
-      return uuid;
-    };
-    // Rows as arrays in the table's column order (JSONCompactEachRow): no key per value to write
-    // and parse, which a replay of millions of events pays for each one.
-    const values = events.map((e) => {
-      const d = e.data;
-      return [
-        d.uuid,
-        d.event,
-        JSON.stringify(d.properties),
-        d.timestamp,
-        d.projectId,
-        d.projectId,
-        d.distinctId,
-        personUuid(d.projectId, d.distinctId),
-        d.elementsChain,
-        d.receivedAt,
-        groupColumn(d.properties, 0),
-        groupColumn(d.properties, 1),
-        groupColumn(d.properties, 2),
-        groupColumn(d.properties, 3),
-        groupColumn(d.properties, 4),
-        now,
-        e.position.toString(),
-      ];
-    });
+    const now = new Date();
+    // RowBinary: ClickHouse copies the values, nothing to parse (issue #27, docs/DECISIONS.md
+    // "ClickHouse insert formats")
+    const binary = encodeEventsRowBinary(events, now);
+    if (binary) {
+      await ch.insertRaw(
+        `${ch.database}.events`,
+        EVENT_COLUMNS,
+        'RowBinary',
+        binary,
+        dedupSettings(dedupToken),
+      );
+      return;
+    }
+    // A value only ClickHouse's text parsers read exactly (a time `best_effort` reads, another
+    // spelling of a uuid, a lone surrogate) or refuse (the event is then parked): as text.
+    const at = now.toISOString();
+    const personUuid = personUuids();
     await ch.client.insert({
       table: `${ch.database}.events`,
-      values,
+      values: events.map((e) => eventRow(e, at, personUuid)),
       columns: [...EVENT_COLUMNS],
       format: 'JSONCompactEachRow',
       clickhouse_settings: {

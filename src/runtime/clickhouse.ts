@@ -1,14 +1,37 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { type ChdbRawInsert, openChdbRawInsert, serverRawInsert } from './chdbRawInsert.ts';
 import { statementScopedSettings } from './chdbSettings.ts';
 import { requireOptional } from './optionalPackage.ts';
+
+/** Input formats `insertRaw` takes: the binary ones the client's `insert` has no encoder for. */
+export type RawInsertFormat =
+  | 'RowBinary'
+  | 'Native'
+  | 'TabSeparated'
+  | 'JSONEachRow'
+  | 'JSONCompactEachRow';
 
 export type ClickHouse = Readonly<{
   client: ClickHouseClient;
   /** every statement names its tables as `${database}.table` */
   database: string;
   embedded: boolean;
+  /**
+   * Inserts `body`, already encoded in `format`, into `table` (`${database}.name`, as every
+   * statement names it: a copy of this object for another database writes there) with per-insert
+   * `settings`: chDB takes the bytes as they are (its raw insert; the client's Connection would
+   * decode them to text and append them to the statement), a server as the body of `exec`.
+   * Errors are ClickHouse errors with `code` and `type`, as the client's.
+   */
+  insertRaw(
+    table: string,
+    columns: readonly string[],
+    format: RawInsertFormat,
+    body: Buffer,
+    settings: Readonly<Record<string, string | number | undefined>>,
+  ): Promise<void>;
   close(): Promise<void>;
 }>;
 
@@ -16,7 +39,10 @@ export type ClickHouse = Readonly<{
  * chDB allows one data directory per process, so every embedded client of a process shares one
  * session (tests put each service in a database of its own on it); the last close ends it.
  */
-const shared = new Map<string, { client: ClickHouseClient; users: number }>();
+const shared = new Map<
+  string,
+  { client: ClickHouseClient; rawInsert: ChdbRawInsert; users: number }
+>();
 
 /**
  * One client type for both runtimes: a ClickHouse server by URL, or embedded chDB plugged into the
@@ -29,9 +55,11 @@ export async function openClickHouse(
 ): Promise<ClickHouse> {
   let client: ClickHouseClient;
   let release: () => Promise<void>;
+  let rawInsert: ChdbRawInsert;
   if (url) {
     client = createClient({ url, clickhouse_settings: { date_time_input_format: 'best_effort' } });
     release = () => client.close();
+    rawInsert = serverRawInsert(client);
   } else {
     const dir = path.resolve(chdbPath);
     let entry = shared.get(dir) ?? [...shared.values()][0];
@@ -48,6 +76,7 @@ export async function openClickHouse(
           connection: scoped.connection,
           clickhouse_settings: { date_time_input_format: 'best_effort' },
         } as Parameters<typeof createClient>[0]),
+        rawInsert: openChdbRawInsert(dir),
         users: 0,
       };
       shared.set(dir, entry);
@@ -60,12 +89,20 @@ export async function openClickHouse(
     const e = entry;
     e.users++;
     client = e.client;
+    rawInsert = e.rawInsert;
     release = async () => {
       if (--e.users > 0) return;
       for (const [k, v] of shared) if (v === e) shared.delete(k);
+      await e.rawInsert.close();
       await e.client.close();
     };
   }
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
-  return { client, database, embedded: !url, close: release };
+  return {
+    client,
+    database,
+    embedded: !url,
+    insertRaw: rawInsert.insert,
+    close: release,
+  };
 }
