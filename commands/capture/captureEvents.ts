@@ -4,7 +4,7 @@ import {
   decodeCaptureRequest,
   inflateBody,
 } from '../../ingress/decodeRequestBody.ts';
-import { type GeoIp, geoipProperties, shouldSkipGeoip } from '../../ingress/geoip.ts';
+import type { GeoIp } from '../../ingress/geoip.ts';
 import {
   type CaptureFailure,
   eventTooLarge,
@@ -17,20 +17,14 @@ import type { AppContext } from '../../src/appContext.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
 import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
-import { takeElementsChain } from './model/elementsChain.ts';
+import { enrichCapturedEvent, geoipPerRequest } from './enrichCapturedEvent.ts';
 import {
   captureStream,
-  type EventCapturedData,
   type IngestionWarningData,
   ingestionWarningStream,
 } from './model/eventCaptured.ts';
-import {
-  type NormalizedEventData,
-  normalizeCapturedEvent,
-  type Warning,
-} from './normalizeCapturedEvent.ts';
+import { normalizeCapturedEvent, type Warning } from './normalizeCapturedEvent.ts';
 import { parseCaptureBatch } from './parseCaptureBatch.ts';
-import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
 import { createProjectQuota, type ProjectQuota, type QuotaLimits } from './projectQuota.ts';
 
 export type CaptureDeps = Readonly<{
@@ -129,34 +123,6 @@ export const logIdFor = (projectId: number, uuid: string) => {
   return uuid[14] === '7' ? `${uuid.slice(0, 13)}${hashed.slice(13)}` : hashed;
 };
 
-const asRecord = (v: unknown): Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-/** GeoIP, automatic person properties and the elements chain: computed once, stored in the log. */
-function enrich(data: NormalizedEventData, geoip: GeoIp): EventCapturedData {
-  let properties = data.properties;
-  if (!shouldSkipGeoip(properties)) {
-    const geo = geoipProperties(geoip.lookup(String(properties.$ip)));
-    // Only a successful lookup touches the event: an address without a record (loopback, private
-    // ranges) must not leave empty `$set` / `$set_once` objects behind, which PostHog never stores.
-    if (Object.keys(geo.properties).length > 0) {
-      properties = {
-        ...properties,
-        ...geo.properties,
-        // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
-        // own $set_once still comes first.
-        $set: { ...asRecord(properties.$set), ...geo.set },
-        $set_once: { ...geo.setOnce, ...asRecord(properties.$set_once) },
-      };
-    }
-  }
-  if (data.event !== '$snapshot' && data.event !== '$groupidentify')
-    properties = addAutomaticPersonProperties(properties);
-  const { elementsChain, properties: withoutElements } = takeElementsChain(properties);
-  const { elements: _elements, ...rest } = data;
-  return { ...rest, properties: withoutElements, elementsChain };
-}
-
 /**
  * The capture use case: decode → parse → authenticate the token → normalise and enrich each event
  * → append everything durably (group commit) → answer. Nothing is acknowledged before it is in the log.
@@ -183,6 +149,7 @@ export async function captureEvents(
   if (oversized) return oversized;
 
   const now = deps.now();
+  const geoFor = geoipPerRequest(deps.geoip);
   const byStream = new Map<string, StreamAppend['events'][number][]>();
   // Keyed by id: a uuid repeated within one request would repeat its warning ids too.
   const warnings = new Map<string, IngestionWarningData>();
@@ -235,7 +202,7 @@ export async function captureEvents(
     if (taken.has(id)) continue;
     taken.add(id);
     result.warnings.forEach(warn);
-    const data = enrich(result.data, deps.geoip);
+    const data = enrichCapturedEvent(result.data, geoFor);
     const stream = captureStream(projectId, data.distinctId);
     const events = byStream.get(stream) ?? [];
     events.push({

@@ -1,0 +1,120 @@
+/**
+ * bench/captureUseCase: the CPU of capture's use case alone, in this process (no HTTP, no log):
+ * decode → parse → normalise → enrich → the log's JSON text, for posthog-js-like /batch bodies.
+ *   npx tsx bench/captureUseCase.ts [--requests N --rounds N]
+ * The append is replaced by what the Postgres adapter does to each event before its COPY (its JSON
+ * text), so the number is capture's share of "receive and parse" + "normalise and enrich".
+ */
+import { parseArgs } from 'node:util';
+import { captureEvents } from '../commands/capture/captureEvents.ts';
+import { createProjectQuota } from '../commands/capture/projectQuota.ts';
+import { openGeoIp } from '../ingress/geoip.ts';
+import type { GroupCommitter } from '../src/eventStore/groupCommit.ts';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '300' },
+    rounds: { type: 'string', default: '5' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log('usage: npx tsx bench/captureUseCase.ts [--requests N] [--rounds N]');
+  process.exit(0);
+}
+const TOKEN = 'phc_bench_project_key';
+const jsEvent = (i: number) => ({
+  event: '$pageview',
+  properties: {
+    distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${100000000000 + (i % 10000)}`,
+    $os: 'Mac OS X',
+    $os_version: '14.5.0',
+    $browser: 'Chrome',
+    $browser_version: 126,
+    $device_type: 'Desktop',
+    $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
+    $host: 'shop.example.com',
+    $pathname: `/products/item-${i % 200}`,
+    $raw_user_agent:
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+    $screen_height: 1117,
+    $screen_width: 1728,
+    $viewport_height: 959,
+    $viewport_width: 1728,
+    $lib: 'web',
+    $lib_version: '1.160.0',
+    $insert_id: `ins${i}`,
+    $time: 1732700000.123,
+    $device_id: `dev-${i % 10000}`,
+    $referrer: 'https://www.google.com/',
+    $referring_domain: 'www.google.com',
+    utm_source: 'newsletter',
+    utm_medium: 'email',
+    utm_campaign: 'black-friday',
+    $session_id: `0192f0c4-0000-7000-8000-${100000000000 + (i % 3000)}`,
+    $window_id: `w-${i % 3000}`,
+    $pageview_id: `pv-${i}`,
+    token: TOKEN,
+    $is_identified: false,
+    $active_feature_flags: ['beta', 'new-checkout'],
+    $feature_flag_payloads: {},
+    $set: { plan: 'pro', email: `u${i % 10000}@example.com` },
+  },
+  timestamp: new Date().toISOString(),
+  uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + i)}`,
+});
+const bodies = Array.from({ length: 20 }, (_, r) =>
+  Buffer.from(
+    JSON.stringify({
+      api_key: TOKEN,
+      batch: Array.from({ length: 100 }, (_, i) => jsEvent(r * 100 + i)),
+    }),
+  ),
+);
+let sink = 0;
+const committer: GroupCommitter = {
+  append: async (batch) => {
+    for (const s of batch)
+      for (const e of s.events)
+        sink += JSON.stringify(e.data).length + JSON.stringify(e.metadata).length;
+    return [];
+  },
+  drain: async () => undefined,
+  stats: () => ({ commits: 0, appends: 0, events: 0 }),
+};
+const deps = {
+  resolveProject: async () => ({ ok: true as const, projectId: 1 }),
+  committer,
+  geoip: await openGeoIp(),
+  now: () => new Date(),
+  limits: { maxEventBytes: 2 * 1024 * 1024, maxEventProperties: 10_000 },
+  quota: createProjectQuota({ ratePerSecond: 0, burst: 0 }),
+} as unknown as Parameters<typeof captureEvents>[0];
+const requests = Number(values.requests);
+const run = async () => {
+  for (let i = 0; i < requests; i++) {
+    const out = await captureEvents(
+      deps,
+      {
+        method: 'POST',
+        path: '/batch',
+        query: {},
+        headers: { 'content-type': 'application/json' },
+        body: bodies[i % bodies.length]!,
+      },
+      '81.2.69.142',
+    );
+    if (!out.ok) throw new Error(JSON.stringify(out));
+  }
+};
+await run(); // warm-up
+const perEvent: number[] = [];
+for (let r = 0; r < Number(values.rounds); r++) {
+  const before = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(before);
+  perEvent.push((used.user + used.system) / (requests * 100));
+}
+console.log(
+  `capture use case, posthog-js-like /batch of 100 (${bodies[0]!.length / 100} B an event), GeoIP on: CPU µs an event, rounds: ${perEvent.map((x) => x.toFixed(1)).join(', ')} (sink ${sink})`,
+);
