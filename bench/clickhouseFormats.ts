@@ -161,7 +161,7 @@ const text = (
 });
 const WAYS: Way[] = [
   {
-    name: 'projection (today’s insert)',
+    name: 'eventsProjection.insert',
     run: (ch, _table, events, token) => () => eventsProjection.insert(ch, events, token),
   },
   {
@@ -216,12 +216,20 @@ const WAYS: Way[] = [
     },
   },
   {
-    name: 'RowBinary raw',
+    name: 'RowBinary insertRaw',
     run: (ch, table, events, token) => {
       const body = encodeEventsRowBinary(events, new Date());
       if (!body) throw new Error('the bench events must all take the RowBinary path');
       return () =>
-        ch.insertRaw(`${ch.database}.${table}`, EVENT_COLUMNS, 'RowBinary', body, settings(token));
+        ch
+          .insertRaw(
+            `${ch.database}.${table}`,
+            EVENT_COLUMNS,
+            'RowBinary',
+            body.bytes,
+            settings(token),
+          )
+          .finally(body.release);
     },
   },
   {

@@ -130,13 +130,17 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       w.uint64(upTo);
     });
     if (binary) {
-      await ch.insertRaw(
-        `${ch.database}.person_distinct_id`,
-        COLUMNS,
-        'RowBinary',
-        binary,
-        settings,
-      );
+      try {
+        await ch.insertRaw(
+          `${ch.database}.person_distinct_id`,
+          COLUMNS,
+          'RowBinary',
+          binary.bytes,
+          settings,
+        );
+      } finally {
+        binary.release();
+      }
       return;
     }
     await ch.client.insert({

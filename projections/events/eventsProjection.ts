@@ -47,13 +47,17 @@ export const eventsProjection = chProjection<EventCaptured>({
     // "ClickHouse insert formats")
     const binary = encodeEventsRowBinary(events, now);
     if (binary) {
-      await ch.insertRaw(
-        `${ch.database}.events`,
-        EVENT_COLUMNS,
-        'RowBinary',
-        binary,
-        dedupSettings(dedupToken),
-      );
+      try {
+        await ch.insertRaw(
+          `${ch.database}.events`,
+          EVENT_COLUMNS,
+          'RowBinary',
+          binary.bytes,
+          dedupSettings(dedupToken),
+        );
+      } finally {
+        binary.release();
+      }
       return;
     }
     // A value only ClickHouse's text parsers read exactly (a time `best_effort` reads, another

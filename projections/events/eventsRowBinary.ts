@@ -1,6 +1,6 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import { encodeRowBinary } from '../../src/runtime/rowBinary.ts';
+import { encodeRowBinary, type RowBinaryBody } from '../../src/runtime/rowBinary.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
 
 /** The `events` table's columns, in its DDL's order. */
@@ -83,10 +83,10 @@ export const eventRow = (
 export function encodeEventsRowBinary(
   events: readonly RecordedEvent<EventCaptured>[],
   now: Date,
-): Buffer | null {
+): RowBinaryBody | null {
   const personUuid = personUuids();
   const seconds = Math.floor(now.getTime() / 1000);
-  return encodeRowBinary(events, 2048, (w, e) => {
+  return encodeRowBinary(events, 1536, (w, e) => {
     const d = e.data;
     w.uuid(d.uuid);
     w.string(d.event);

@@ -134,6 +134,22 @@ describe('the events insert', () => {
     expect(await stored(live, positions)).toBe(await stored(reference, positions));
   });
 
+  it('stores batches encoded while others are in flight as they were (bodies reuse memory)', async () => {
+    const batches = [0, 1, 2].map((b) =>
+      Array.from({ length: 50 }, (_, i) =>
+        captured({ event: `concurrent ${b} ${i}`.repeat(b + 1) }),
+      ),
+    );
+    await Promise.all(
+      batches.map((batch, b) => eventsProjection.insert(live, batch, `concurrent-${b}`)),
+    );
+    await eventsProjection.insert(live, exact, 'after-concurrent');
+    for (const [b, batch] of batches.entries()) await insertAsText(batch, `concurrent-${b}`);
+    const positions = batches.flat().map((e) => e.position);
+    expect((await stored(live, positions)).trim().split('\n')).toHaveLength(150);
+    expect(await stored(live, positions)).toBe(await stored(reference, positions));
+  });
+
   it('stores a batch sent again with its deduplication token once', async () => {
     const batch = [captured({}), captured({ event: 'again' })];
     await eventsProjection.insert(live, batch, 'retried');
