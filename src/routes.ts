@@ -20,7 +20,11 @@ import { projectionRoutes } from '../queries/projections/projectionRoutes.ts';
 import { projectQueryRoutes } from '../queries/projects/projectRoutes.ts';
 import type { AppContext } from './appContext.ts';
 
-/** Every HTTP slice, in one list (composition root). */
+/**
+ * The `/api` slices that need only the app's context and the flag services. `src/service.ts`
+ * registers the others: those that need the ClickHouse client (events, insights, cohorts' members…)
+ * and the public ones outside the `/api` scope (capture, /decide, remote config).
+ */
 export const routes = (
   ctx: AppContext,
   flagEvaluation: FlagEvaluationService,
