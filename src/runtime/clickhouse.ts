@@ -21,8 +21,9 @@ export type ClickHouse = Readonly<{
   /**
    * Inserts `body`, already encoded in `format`, into `table` (`${database}.name`, as every
    * statement names it: a copy of this object for another database writes there) with per-insert
-   * `settings`: chDB takes the bytes as they are (its raw insert; the client's Connection would
-   * decode them to text and append them to the statement), a server as the body of `exec`.
+   * `settings`: chDB reads the bytes from a file (`INSERT … FROM INFILE`, chdbRawInsert.ts; the
+   * client's Connection would decode them to text and append them to the statement), a server
+   * gets them as the body of `exec`.
    * Errors are ClickHouse errors with `code` and `type`, as the client's.
    */
   insertRaw(
