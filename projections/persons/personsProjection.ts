@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { pgProjection } from '../../src/processing/projection.ts';
+import { type PersonsCache, personsCacheFor } from './personsCache.ts';
 import {
   applyToWorkingSet,
   emptyWorkingSet,
@@ -14,7 +15,7 @@ import {
   personUuidFor,
   type WorkingSet,
 } from './personsFold.ts';
-import { save, writesOf } from './personsSave.ts';
+import { newGeneration, save, writesOf } from './personsSave.ts';
 
 const schema = `
   CREATE TABLE IF NOT EXISTS persons (
@@ -35,6 +36,8 @@ const schema = `
   CREATE TABLE IF NOT EXISTS person_ingestion_warnings (
     id uuid PRIMARY KEY, project_id integer NOT NULL, type text NOT NULL, event_uuid text, details jsonb NOT NULL, at timestamptz NOT NULL);
   CREATE TABLE IF NOT EXISTS persons_counters (name text PRIMARY KEY, value bigint NOT NULL);
+  -- The last save's generation (personsCache.ts): not one of the read model's tables.
+  CREATE TABLE IF NOT EXISTS persons_generation (id integer PRIMARY KEY, value bigint NOT NULL);
   -- Time travel's index (queries/personTimeTravel/README.md). Every person ever created, merged away
   -- or deleted since included: its integer id and uuid, the distinct id it was created for and the
   -- log position of the event that created it.
@@ -49,12 +52,20 @@ const schema = `
     PRIMARY KEY (project_id, distinct_id, other_id));
 `;
 
-async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promise<WorkingSet> {
+async function load(
+  tx: pg.PoolClient,
+  events: readonly RecordedEvent[],
+  cache: PersonsCache,
+): Promise<WorkingSet> {
+  // the counters, and which tables and which save the cache would mirror (personsCache.ts): a
+  // rebuild swapped in has another `persons` table, any other writer's save another generation
   const { rows: counters } = await tx.query<{ name: string; value: string }>(
-    'SELECT name, value FROM persons_counters',
+    `SELECT name, value::text AS value FROM persons_counters
+     UNION ALL SELECT 'tables', 'persons'::regclass::oid::text || ':' || coalesce((SELECT value::text FROM persons_generation WHERE id = 1), '')`,
   );
   const counter = (n: string, d: number) => Number(counters.find((c) => c.name === n)?.value ?? d);
   const ws = emptyWorkingSet(counter('person_id', 1), counter('ord', 1));
+  cache.sync(counters.find((c) => c.name === 'tables')?.value);
 
   const ids = new Map<string, [number, string]>();
   const groupKeys: [number, string, string][] = [];
@@ -64,7 +75,20 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
     groupKeys.push(...k.groups);
   }
   const pairs = [...ids.values()];
-  for (const key of ids.keys()) ws.mapping.set(key, null);
+  // what the cache knows is taken from it; only the rest is read
+  const unknown: [number, string][] = [];
+  for (const [key, pair] of ids) {
+    if (ws.mapping.has(key)) continue; // another id of a person already taken
+    const known = cache.lookup(key);
+    if (known === undefined) {
+      unknown.push(pair);
+      ws.mapping.set(key, null);
+    } else if (known === null) ws.mapping.set(key, null);
+    else if (!ws.persons.has(known.id)) {
+      holdPerson(ws, known);
+      for (const d of known.distinctIds) ws.mapping.set(mappingKey(known.projectId, d), known.id);
+    }
+  }
   const { rows: mapped } = await tx.query<{
     project_id: number;
     distinct_id: string;
@@ -72,9 +96,11 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
   }>(
     `SELECT m.project_id, m.distinct_id, m.person_id FROM person_distinct_ids m
        JOIN unnest($1::int[], $2::text[]) AS k(p, d) ON m.project_id = k.p AND m.distinct_id = k.d`,
-    [pairs.map((x) => x[0]), pairs.map((x) => x[1])],
+    [unknown.map((x) => x[0]), unknown.map((x) => x[1])],
   );
-  const personIds = [...new Set(mapped.map((m) => m.person_id))];
+  const personIds = [...new Set(mapped.map((m) => m.person_id))].filter(
+    (id) => !ws.persons.has(id),
+  );
   type Loaded = {
     id: number;
     project_id: number;
@@ -94,7 +120,11 @@ async function load(tx: pg.PoolClient, events: readonly RecordedEvent[]): Promis
   // another uuid, whatever else the batch happens to hold.
   const { rows: uuidHolders } = await tx.query<Loaded>(
     `${withIds} JOIN unnest($1::int[], $2::uuid[]) AS k(p, u) ON p.project_id = k.p AND p.uuid = k.u WHERE NOT (p.id = ANY($3::int[]))`,
-    [pairs.map((x) => x[0]), pairs.map((x) => personUuidFor(x[0], x[1])), personIds],
+    [
+      pairs.map((x) => x[0]),
+      pairs.map((x) => personUuidFor(x[0], x[1])),
+      [...personIds, ...ws.persons.keys()],
+    ],
   );
   for (const p of [...persons, ...uuidHolders]) {
     if (ws.persons.has(p.id)) continue;
@@ -173,9 +203,12 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
   maxWaitMs: 50,
   schema,
   async handle(events, tx) {
-    const ws = await load(tx, events);
+    const cache = personsCacheFor(tx);
+    const ws = await load(tx, events, cache);
     for (const e of events) applyToWorkingSet(ws, e);
-    await save(tx, ws);
+    const generation = newGeneration();
+    await save(tx, ws, generation);
+    cache.stage(generation, ws);
   },
   // A rebuild starts from empty tables, so the whole fold can live in one working set: an id
   // absent from it has no person, as `load` would have found.

@@ -14,7 +14,11 @@ type Write = (tx: pg.PoolClient) => Promise<unknown>;
  * in order in its transaction; a rebuild's bulk save runs them at once on connections of their own
  * (issue #11: the save of a 1,000,000-event fold was 9 s of one Postgres backend).
  */
-export function writesOf(ws: WorkingSet): Write[] {
+/** A save's generation (see personsCache.ts): random, so no two saves write the same one. */
+export const newGeneration = (): string =>
+  String(1 + Math.floor(Math.random() * (Number.MAX_SAFE_INTEGER - 1)));
+
+export function writesOf(ws: WorkingSet, generation: string = newGeneration()): Write[] {
   const writes: Write[] = [];
   // persons
   writes.push(async (tx) => {
@@ -169,14 +173,23 @@ export function writesOf(ws: WorkingSet): Write[] {
   // counters
   writes.push(async (tx) => {
     await tx.query(
-      `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+      `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`,
       [ws.nextPersonId, ws.nextOrd],
+    );
+    // not a part of the read model (a rebuild has its own): which save the tables are from
+    await tx.query(
+      `INSERT INTO persons_generation (id, value) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value`,
+      [generation],
     );
   });
   return writes;
 }
 
 /** Saves a working set in order, inside the caller's transaction. */
-export async function save(tx: pg.PoolClient, ws: WorkingSet): Promise<void> {
-  for (const write of writesOf(ws)) await write(tx);
+export async function save(
+  tx: pg.PoolClient,
+  ws: WorkingSet,
+  generation: string = newGeneration(),
+): Promise<void> {
+  for (const write of writesOf(ws, generation)) await write(tx);
 }
