@@ -10,6 +10,7 @@ import { captureEvents } from '../commands/capture/captureEvents.ts';
 import { createProjectQuota } from '../commands/capture/projectQuota.ts';
 import { openGeoIp } from '../ingress/geoip.ts';
 import type { GroupCommitter } from '../src/eventStore/groupCommit.ts';
+import { DISTINCT_USERS, GEO, jsEvent, TOKEN } from './support/captureBodies.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,52 +23,15 @@ if (values.help) {
   console.log('usage: npx tsx bench/captureUseCase.ts [--requests N] [--rounds N]');
   process.exit(0);
 }
-const TOKEN = 'phc_bench_project_key';
-const jsEvent = (i: number) => ({
-  event: '$pageview',
-  properties: {
-    distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${100000000000 + (i % 10000)}`,
-    $os: 'Mac OS X',
-    $os_version: '14.5.0',
-    $browser: 'Chrome',
-    $browser_version: 126,
-    $device_type: 'Desktop',
-    $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
-    $host: 'shop.example.com',
-    $pathname: `/products/item-${i % 200}`,
-    $raw_user_agent:
-      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-    $screen_height: 1117,
-    $screen_width: 1728,
-    $viewport_height: 959,
-    $viewport_width: 1728,
-    $lib: 'web',
-    $lib_version: '1.160.0',
-    $insert_id: `ins${i}`,
-    $time: 1732700000.123,
-    $device_id: `dev-${i % 10000}`,
-    $referrer: 'https://www.google.com/',
-    $referring_domain: 'www.google.com',
-    utm_source: 'newsletter',
-    utm_medium: 'email',
-    utm_campaign: 'black-friday',
-    $session_id: `0192f0c4-0000-7000-8000-${100000000000 + (i % 3000)}`,
-    $window_id: `w-${i % 3000}`,
-    $pageview_id: `pv-${i}`,
-    token: TOKEN,
-    $is_identified: false,
-    $active_feature_flags: ['beta', 'new-checkout'],
-    $feature_flag_payloads: {},
-    $set: { plan: 'pro', email: `u${i % 10000}@example.com` },
-  },
-  timestamp: new Date().toISOString(),
-  uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + i)}`,
-});
+// bench/capture's posthog-js-like events, each with its own uuid (a repeated one is skipped)
 const bodies = Array.from({ length: 20 }, (_, r) =>
   Buffer.from(
     JSON.stringify({
       api_key: TOKEN,
-      batch: Array.from({ length: 100 }, (_, i) => jsEvent(r * 100 + i)),
+      batch: Array.from({ length: 100 }, (_, i) => ({
+        ...jsEvent((r * 100 + i) % DISTINCT_USERS, r * 100 + i),
+        uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + r * 100 + i)}`,
+      })),
     }),
   ),
 );
@@ -102,7 +66,7 @@ const run = async () => {
         headers: { 'content-type': 'application/json' },
         body: bodies[i % bodies.length]!,
       },
-      '81.2.69.142',
+      GEO['x-forwarded-for'],
     );
     if (!out.ok) throw new Error(JSON.stringify(out));
   }

@@ -1,9 +1,9 @@
 /**
  * bench/logRows: what a row of the event log costs Postgres, by column type and storage.
  *   npx tsx bench/logRows.ts [--rows N --rounds N]
- * COPYs the same captured-event rows (an enriched posthog-js-like event, ≈ 3.8 KB of JSON, and a
- * compact one without the derived person properties, ≈ 1.4 KB) into copies of the log's table that
- * differ only in the data column: `json` (today), `text`, each with and without compression
+ * COPYs the same captured-event rows (bench/capture's posthog-js-like event as capture writes it
+ * into the log, GeoIP and automatic person properties included, and a compact one without them)
+ * into copies of the log's table that differ only in the data column: `json` (today), `text`, each with and without compression
  * (`toast_tuple_target = 8160` keeps a row inline, uncompressed). Prints the Postgres backend's CPU
  * (from /proc) per row, rounds alternating. Embedded Postgres in a temporary directory.
  */
@@ -12,8 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { enrichCapturedEvent, geoipPerRequest } from '../commands/capture/enrichCapturedEvent.ts';
+import { normalizeCapturedEvent } from '../commands/capture/normalizeCapturedEvent.ts';
+import { openGeoIp } from '../ingress/geoip.ts';
 import { copyInto, copyLine } from '../src/eventStore/copyRows.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embeddedPostgres.ts';
+import { DISTINCT_USERS, GEO, jsEvent } from './support/captureBodies.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,94 +33,28 @@ if (values.help) {
 const ROWS = Number(values.rows);
 const ROUNDS = Number(values.rounds);
 
-const props = (i: number) => ({
-  $os: 'Mac OS X',
-  $os_version: '14.5.0',
-  $browser: 'Chrome',
-  $browser_version: 126,
-  $device_type: 'Desktop',
-  $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
-  $host: 'shop.example.com',
-  $pathname: `/products/item-${i % 200}`,
-  $raw_user_agent:
-    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-  $screen_height: 1117,
-  $screen_width: 1728,
-  $viewport_height: 959,
-  $viewport_width: 1728,
-  $lib: 'web',
-  $lib_version: '1.160.0',
-  $insert_id: `ins${i}`,
-  $time: 1732700000.123,
-  distinct_id: `0192f0c4-7b1e-7d3a-9c4e-${100000000000 + (i % 10000)}`,
-  $device_id: `dev-${i % 10000}`,
-  $referrer: 'https://www.google.com/',
-  $referring_domain: 'www.google.com',
-  utm_source: 'newsletter',
-  utm_medium: 'email',
-  utm_campaign: 'black-friday',
-  $session_id: `0192f0c4-0000-7000-8000-${100000000000 + (i % 3000)}`,
-  $window_id: `w-${i % 3000}`,
-  $pageview_id: `pv-${i}`,
-  token: 'phc_bench_project_key',
-  $is_identified: false,
-  $active_feature_flags: ['beta', 'new-checkout'],
-  $feature_flag_payloads: {},
-  $ip: '81.2.69.142',
-  $sent_at: '2026-11-27T20:00:00.000Z',
-  $geoip_city_name: 'London',
-  $geoip_country_name: 'United Kingdom',
-  $geoip_country_code: 'GB',
-  $geoip_continent_name: 'Europe',
-  $geoip_continent_code: 'EU',
-  $geoip_latitude: 51.5142,
-  $geoip_longitude: -0.0931,
-  $geoip_time_zone: 'Europe/London',
-  $geoip_postal_code: 'EC2V',
-  $geoip_subdivision_1_code: 'ENG',
-  $geoip_subdivision_1_name: 'England',
-  $geoip_accuracy_radius: 20,
-});
-const derived = (p: Record<string, unknown>) => {
-  const set: Record<string, unknown> = { plan: 'pro', email: 'a@b.c' };
-  const once: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(p)) {
-    if (
-      k.startsWith('$geoip') ||
-      k.startsWith('utm') ||
-      [
-        '$os',
-        '$browser',
-        '$browser_version',
-        '$device_type',
-        '$current_url',
-        '$pathname',
-        '$referrer',
-        '$referring_domain',
-        '$raw_user_agent',
-        '$os_version',
-      ].includes(k)
-    ) {
-      set[k] = v;
-      once[`$initial_${k.replace('$', '')}`] = v;
-    }
-  }
-  return { ...p, $set: set, $set_once: once };
-};
+const geoFor = geoipPerRequest(await openGeoIp());
+const now = new Date('2026-11-27T20:00:00.010Z');
+/** The log's data of a posthog-js-like event of bench/capture, as capture writes it, or compact. */
 const data = (i: number, enriched: boolean) => {
-  const p = props(i);
-  return JSON.stringify({
+  const item = {
+    ...jsEvent(i % DISTINCT_USERS, i),
     uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + i)}`,
+  };
+  const normalized = normalizeCapturedEvent(item, {
     projectId: 1,
-    event: '$pageview',
-    distinctId: p.distinct_id,
-    properties: enriched ? derived(p) : { ...p, $set: { plan: 'pro', email: 'a@b.c' } },
-    timestamp: '2026-11-27T20:00:00.000Z',
-    elementsChain: '',
+    now,
     sentAt: '2026-11-27T20:00:00.000Z',
-    receivedAt: '2026-11-27T20:00:00.010Z',
-    ip: '81.2.69.142',
+    ip: GEO['x-forwarded-for'],
+    path: '/batch',
   });
+  if (normalized.kind !== 'accepted') throw new Error('the bench event was dropped');
+  // compact: no GeoIP and no automatic person properties, which a projection can derive
+  return JSON.stringify(
+    enriched
+      ? enrichCapturedEvent(normalized.data, geoFor)
+      : { ...normalized.data, elementsChain: '' },
+  );
 };
 
 const cpuOf = (pid: number) => {
