@@ -27,6 +27,7 @@ import {
   openClickHouse,
   type RawInsertFormat,
 } from '../src/runtime/clickhouse.ts';
+import { capturedData } from './support/capturedEvents.ts';
 import { sampleCpu } from './support/cpu.ts';
 
 const { values: args } = parseArgs({
@@ -54,43 +55,8 @@ const ROWS = Number(args.rows);
 const INSERTS = Number(args.inserts);
 const ROUNDS = Number(args.rounds);
 
-/** bench/capture's posthog-js event, as capture stores it ($ip, GeoIP, $sent_at added). */
-const properties = (i: number) => ({
-  $os: 'Mac OS X',
-  $os_version: '14.5.0',
-  $browser: 'Chrome',
-  $browser_version: 126,
-  $device_type: 'Desktop',
-  $current_url: `https://shop.example.com/products/item-${i % 200}?ref=newsletter`,
-  $host: 'shop.example.com',
-  $pathname: `/products/item-${i % 200}`,
-  $raw_user_agent:
-    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-  $screen_height: 1117,
-  $screen_width: 1728,
-  $viewport_height: 977,
-  $viewport_width: 1728,
-  $lib: 'web',
-  $lib_version: '1.232.3',
-  $insert_id: `ins${i.toString(36).padStart(12, '0')}`,
-  $time: 1732406400.123 + i,
-  $device_id: '0192f0c4-7b1e-7d3a-9c4e-4f1a2b3c4d5e',
-  $session_id: '0192f0c4-7b1f-7000-8000-000000000001',
-  $window_id: '0192f0c4-7b1f-7000-8000-000000000002',
-  $pageview_id: '0192f0c4-7b1f-7000-8000-000000000003',
-  $referrer: 'https://www.google.com/',
-  $referring_domain: 'www.google.com',
-  utm_source: 'newsletter',
-  utm_medium: 'email',
-  utm_campaign: 'autumn-sale',
-  $set: { $browser: 'Chrome', $os: 'Mac OS X' },
-  $set_once: { $initial_referrer: 'https://www.google.com/' },
-  token: 'phc_bench_project_key',
-  $ip: '81.2.69.160',
-  $geoip_country_code: 'GB',
-  $geoip_city_name: 'London',
-  $sent_at: '2024-11-24T00:00:01.000Z',
-});
+/** bench/capture's posthog-js event, as capture stores it. */
+const properties = (i: number) => capturedData(i).properties;
 
 let position = 1n;
 const batch = (n: number): RecordedEvent<EventCaptured>[] =>

@@ -12,12 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { enrichCapturedEvent, geoipPerRequest } from '../commands/capture/enrichCapturedEvent.ts';
-import { normalizeCapturedEvent } from '../commands/capture/normalizeCapturedEvent.ts';
-import { openGeoIp } from '../ingress/geoip.ts';
 import { copyInto, copyLine } from '../src/eventStore/copyRows.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embeddedPostgres.ts';
-import { DISTINCT_USERS, GEO, jsEvent } from './support/captureBodies.ts';
+import { capturedData } from './support/capturedEvents.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,29 +30,8 @@ if (values.help) {
 const ROWS = Number(values.rows);
 const ROUNDS = Number(values.rounds);
 
-const geoFor = geoipPerRequest(await openGeoIp());
 const now = new Date('2026-11-27T20:00:00.010Z');
-/** The log's data of a posthog-js-like event of bench/capture, as capture writes it, or compact. */
-const data = (i: number, enriched: boolean) => {
-  const item = {
-    ...jsEvent(i % DISTINCT_USERS, i),
-    uuid: `0192f0c4-7b1e-7d3a-9c4e-${String(200000000000 + i)}`,
-  };
-  const normalized = normalizeCapturedEvent(item, {
-    projectId: 1,
-    now,
-    sentAt: '2026-11-27T20:00:00.000Z',
-    ip: GEO['x-forwarded-for'],
-    path: '/batch',
-  });
-  if (normalized.kind !== 'accepted') throw new Error('the bench event was dropped');
-  // compact: no GeoIP and no automatic person properties, which a projection can derive
-  return JSON.stringify(
-    enriched
-      ? enrichCapturedEvent(normalized.data, geoFor)
-      : { ...normalized.data, elementsChain: '' },
-  );
-};
+const data = (i: number, enriched: boolean) => JSON.stringify(capturedData(i, enriched, now));
 
 const cpuOf = (pid: number) => {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
