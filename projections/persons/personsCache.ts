@@ -8,10 +8,10 @@ const MAX_MAPPINGS = 4 * PERSONS_CACHE_MAX_PERSONS;
 /**
  * The persons read model's rows as its last committed batch left them, so the next batch loads from
  * Postgres only the distinct ids it has not seen lately (issue #27: a person loaded once, not once
- * per batch). It mirrors one state of the tables, named by the `generation` that every save writes
- * (a random number, in `persons_counters`): a batch that finds another generation than the one the
- * cache mirrors (another writer — `parked replay`, a rebuild swapped in — or a rolled-back save of
- * its own) starts from an empty cache. What a save wrote becomes the cache only once the next
+ * per batch). It mirrors one state of the tables, named by the `persons` table's oid and the
+ * generation every save writes (a random number, in `persons_generation`): a batch that finds
+ * another name than the one the cache mirrors (another writer's save — `parked replay` —, a rebuild
+ * swapped in, or a rolled-back save of its own) starts from an empty cache. What a save wrote becomes the cache only once the next
  * batch has found that save's generation, i.e. once it committed.
  */
 export type PersonsCache = ReturnType<typeof createPersonsCache>;
