@@ -1,10 +1,10 @@
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
+import { CAPTURE_CASE_TOKENS, type CaptureCase, captureCases } from '../support/captureCases.ts';
 import {
   type CaptureResponse,
   OK_TEXT,
@@ -25,35 +25,9 @@ import { startTestService, type TestService } from '../support/testService.ts';
  * For accepted cases, the events the request appended to the log are compared with what the case means, and each is
  * read back (REST events list once it exists, else the log).
  */
-type Case = {
-  name: string;
-  server: string;
-  method: string;
-  path: string;
-  query?: string;
-  headers: Record<string, string>;
-  body: string;
-  body_base64?: string;
-  body_expand?: Record<string, { char: string; count: number }>;
-  expected_status: number;
-  expected_status_here?: number;
-  expected_body_contains?: string;
-  expected_json?: { type: string; code: string; detail: string; attr: string | null };
-  notes?: string;
-};
-
-const CASES_FILE = new URL('../fixtures/capture_cases.json', import.meta.url);
-const cases: Case[] = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
-
-/** Decision 6: the cases' tokens stand for valid project keys; each gets a project of its own here. */
-const TOKENS = [
-  'token123',
-  'token-8df3a1',
-  't1',
-  'single_token',
-  'KZZZeIpycLH-tKobLBET2NOg7wgJF2KqDL5yWU_7tZw',
-  'phc_qgUFp5wz2BjC4RsFjMGpQ3PGDrsi6Q0CG0CP4NAac0I',
-] as const;
+type Case = CaptureCase;
+const cases = captureCases;
+const TOKENS = CAPTURE_CASE_TOKENS;
 type Token = (typeof TOKENS)[number];
 
 /** What an accepted case must store: one entry per event, in request order. `shift`: timestamp − receipt time, ms. */

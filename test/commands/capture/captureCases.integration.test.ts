@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCaptureBatch } from '../../../commands/capture/parseCaptureBatch.ts';
 import { decodeCaptureRequest } from '../../../ingress/decodeRequestBody.ts';
+import { CAPTURE_CASE_TOKENS, type CaptureCase, captureCases } from '../../support/captureCases.ts';
 import { withOurKeyHint } from '../../support/captureKeyHint.ts';
 import { captureRequest } from '../../support/captureRequest.ts';
 import {
@@ -17,38 +17,9 @@ import {
  * are compared only where our status is PostHog's too (otherwise the recorded body is for an answer we do not give);
  * success bodies are the route's to write and are not checked here.
  */
-type Case = {
-  name: string;
-  server: string;
-  method: string;
-  path: string;
-  query?: string;
-  headers: Record<string, string>;
-  body: string;
-  body_base64?: string;
-  body_expand?: Record<string, { char: string; count: number }>;
-  expected_status: number;
-  expected_status_here?: number;
-  expected_body_contains?: string;
-  expected_json?: { type: string; code: string; detail: string; attr: string | null };
-  notes?: string;
-};
-
-const CASES_FILE = new URL('../../fixtures/capture_cases.json', import.meta.url);
-const cases: Case[] = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
-
-/**
- * Decision 6: the cases' tokens stand for valid project keys. PostHog's Rust tests use random ones and posthog-js
- * requests carry real-looking `phc_` keys, so every token the accepted cases carry is listed here.
- */
-const KNOWN_TOKENS = [
-  'token123',
-  'token-8df3a1',
-  't1',
-  'single_token',
-  'KZZZeIpycLH-tKobLBET2NOg7wgJF2KqDL5yWU_7tZw',
-  'phc_qgUFp5wz2BjC4RsFjMGpQ3PGDrsi6Q0CG0CP4NAac0I',
-];
+type Case = CaptureCase;
+const cases = captureCases;
+const KNOWN_TOKENS = CAPTURE_CASE_TOKENS;
 
 /** The receive time of every capture here. */
 const NOW = new Date('2024-06-02T02:10:00.000Z');
