@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { loadResult } from './support/closedLoad.ts';
 import { cpuBetween, sampleCpu } from './support/cpu.ts';
 import { flagSet, personOf } from './support/decideFixtures.ts';
 import {
@@ -91,14 +92,7 @@ async function load(
       },
     ],
   });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
+  return loadResult(result);
 }
 
 // autocannon writes content-length into a request's headers object: each request gets its own.

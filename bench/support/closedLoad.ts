@@ -48,12 +48,23 @@ export async function closedLoad(
     duration: opts.seconds,
     ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
   });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
+  return loadResult(result);
 }
+
+/** The part of autocannon's result the benches print (the package ships no types). */
+type AutocannonResult = {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+};
+
+/** What a run of autocannon reports that the benches print. */
+export const loadResult = (result: AutocannonResult): LoadResult => ({
+  rps: result.requests.average,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  total: result.requests.total,
+});
