@@ -5,6 +5,7 @@ import type {
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import type { PositionedEvent, RecordedEvent } from '../../src/core/event.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
+import { isPersonUpdateWorthAWrite } from './filteredPersonUpdates.ts';
 import {
   applyPersonUpdate,
   isDistinctIdIllegal,
@@ -347,6 +348,8 @@ function applyCaptured(ws: WorkingSet, d: EventCapturedData): void {
     return;
   }
   if (NEVER_UPDATE_PERSONS.has(d.event)) return;
+  // Only-filtered changes (a new $current_url on a $pageview) leave the person as it was: no write.
+  if (!isPersonUpdateWorthAWrite(d.event, person.properties, update)) return;
   const next = applyPersonUpdate(person.properties, update);
   const refused = [...Object.keys(update.setOnce), ...Object.keys(update.set)].filter(
     (k) => !(k in next) && !update.unset.includes(k),

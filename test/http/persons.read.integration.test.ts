@@ -116,9 +116,10 @@ describe('identity from capture', () => {
       email: `${user}@example.com`,
       plan: 'pro',
       signup: 'web',
-      $browser: 'Firefox',
+      // the second pageview changed only keys PostHog does not write a person for
+      $browser: 'Chrome',
       $initial_browser: 'Chrome',
-      $current_url: 'https://a.example/next',
+      $current_url: 'https://a.example/start',
       $initial_current_url: 'https://a.example/start',
       utm_source: 'news',
       $initial_utm_source: 'news',
