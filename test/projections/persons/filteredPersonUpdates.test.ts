@@ -9,7 +9,8 @@ import {
   type PersonRow,
   type WorkingSet,
 } from '../../../projections/persons/personsFold.ts';
-import { type Captured, captured, log, T } from '../../support/personLog.ts';
+import { personAsOf, personAsOfEvents } from '../../../queries/personTimeTravel/personAsOf.ts';
+import { type Captured, captured, log, sliceDeps, T } from '../../support/personLog.ts';
 
 /**
  * PostHog's filtered person updates through the persons fold (the rule the projection, a rebuild
@@ -154,6 +155,31 @@ describe('filtered person updates: what makes the whole update apply', () => {
       expect(after.version).toBe(1);
     },
   );
+});
+
+describe('filtered person updates in time travel', () => {
+  it('a person as of any time follows the same rule as the live fold, from the whole log or its slice', async () => {
+    const events = log(
+      captured({ distinctId: 'u', ts: T(1), uuid: 'ev-1', set: FIRST }),
+      captured({ distinctId: 'u', ts: T(2), set: { $current_url: 'https://shop.example/b' } }),
+      captured({ distinctId: 'u', ts: T(3), set: { $pathname: '/c', plan: 'pro' } }),
+    );
+    const ref = { kind: 'distinct_id', distinctId: 'u' } as const;
+    const at = async (ts: string) => {
+      const whole = personAsOfEvents(events, 1, ref, ts)!.properties;
+      expect((await personAsOf(sliceDeps(events), 1, ref, ts))!.properties).toEqual(whole);
+      return whole;
+    };
+    expect(await at(T(2))).toMatchObject({ $current_url: 'https://shop.example/a' });
+    expect(await at(T(3))).toMatchObject({
+      $current_url: 'https://shop.example/a',
+      $pathname: '/c',
+      plan: 'pro',
+    });
+    const live = emptyWorkingSet();
+    for (const e of events) applyToWorkingSet(live, e);
+    expect(await at(T(3))).toEqual([...live.persons.values()][0]!.properties);
+  });
 });
 
 describe('the filtered list', () => {
