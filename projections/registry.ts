@@ -19,6 +19,7 @@ import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarnin
 import { groupTypesLookup } from './persons/groupTypesLookup.ts';
 import { personMappingLookup } from './persons/personMappingLookup.ts';
 import { personsProjection } from './persons/personsProjection.ts';
+import { personsProjectionFor } from './persons/personsWorkers.ts';
 
 /** The one list the server, the CLI's rebuild and the migrations use. */
 export const pgProjections: readonly PgProjection[] = [
@@ -31,6 +32,13 @@ export const pgProjections: readonly PgProjection[] = [
   personsProjection,
   eventDeletionsProjection,
 ];
+/** The list with the persons read model as `INGESTION_WORKERS` builds it (the same list for 1). */
+export const pgProjectionsFor = (ingestionWorkers: number): readonly PgProjection[] =>
+  ingestionWorkers <= 1
+    ? pgProjections
+    : pgProjections.map((p) =>
+        p === personsProjection ? personsProjectionFor(ingestionWorkers) : p,
+      );
 export const chProjections: readonly ChProjection[] = [eventsProjection];
 /**
  * What the server runs: the events projection leaves out events deleted with their person and

@@ -97,6 +97,11 @@ const ConfigSchema = z.object({
     .int()
     .min(1024)
     .default(32 * 1024 * 1024),
+  /**
+   * concurrent runners of the persons read model, each folding the events of one partition of
+   * (project, distinct id); a read model built with another count is refused (docs/SCALING.md)
+   */
+  INGESTION_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** how long a REST write waits for its read model before answering anyway */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** cron (UTC) of the queued person-event deletions; PostHog's weekly Sunday 05:00 by default */
@@ -153,6 +158,8 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
   CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
   EVENTS_PAGE_MAX_BYTES: 'event bytes one page of the events list may carry',
+  INGESTION_WORKERS:
+    'runners of the persons read model, partitioned by (project, distinct id); changing it needs `rebuild persons`',
   READ_YOUR_WRITES_TIMEOUT_MS: 'how long a REST write waits for its read model',
   EVENT_DELETION_SCHEDULE: 'cron (UTC) of the queued person-event deletions',
   COHORT_CALCULATION_SCHEDULE: "cron (UTC) of the dynamic cohorts' recalculation check",
@@ -190,6 +197,8 @@ export type Config = Readonly<{
   /** capture, /decide and /flags requests are logged as one summary line per interval */
   logSummarySeconds: number;
   readYourWritesTimeoutMs: number;
+  /** runners of the persons read model, one per partition of (project, distinct id) */
+  ingestionWorkers: number;
   postgresTimeouts: PoolTimeouts;
   apiRateLimitPerMinute: number;
   apiRateLimitPerIpPerMinute: number;
@@ -246,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: c.LOG_LEVEL,
     logSummarySeconds: c.LOG_SUMMARY_SECONDS,
     readYourWritesTimeoutMs: c.READ_YOUR_WRITES_TIMEOUT_MS,
+    ingestionWorkers: c.INGESTION_WORKERS,
     apiRateLimitPerMinute: c.API_RATE_LIMIT_PER_MINUTE,
     apiRateLimitPerIpPerMinute: c.API_RATE_LIMIT_PER_IP_PER_MINUTE,
     connections: {

@@ -20,7 +20,8 @@ import { flagEvaluationService } from '../projections/featureFlags/flagEvaluatio
 import { hashKeyOverridesReader } from '../projections/featureFlags/hashKeyOverridesReader.ts';
 import { flagPersonsLoader } from '../projections/persons/flagPersonsLoader.ts';
 import { personsReader } from '../projections/persons/personsReader.ts';
-import { chProjectionsFor, pgProjections, readModelEntries } from '../projections/registry.ts';
+import { checkIngestionWorkers } from '../projections/persons/personsWorkers.ts';
+import { chProjectionsFor, pgProjectionsFor, readModelEntries } from '../projections/registry.ts';
 import { dashboardQueryRoutes } from '../queries/dashboards/dashboardQueryRoutes.ts';
 import { decideDeps } from '../queries/decide/decide.ts';
 import { decideRoutes } from '../queries/decide/decideRoutes.ts';
@@ -41,8 +42,9 @@ import { buildApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { parkedEventsReader } from './processing/parkedEvents.ts';
+import { createReadModelRunner } from './processing/partitionedRunner.ts';
 import { registerProjectionGauges } from './processing/projectionGauges.ts';
-import { createProjectionRunner, type ProjectionRunner } from './processing/projectionRunner.ts';
+import type { ProjectionRunner } from './processing/projectionRunner.ts';
 import { startRunners } from './processing/readModelVersions.ts';
 import { rebuildClickHouseModelsBeside } from './processing/rebuildClickHouseBeside.ts';
 import { serveRebuildRequests } from './processing/rebuildRequests.ts';
@@ -75,7 +77,14 @@ export async function createService(
   /** `now`: the service's clock (tests of relative-date flag filters fix it) */
   options: { clickhouse?: boolean; now?: () => Date; deferBootstrap?: boolean } = {},
 ): Promise<Service> {
+  const pgProjections = pgProjectionsFor(config.ingestionWorkers);
   const stores = await openStores(config, pgProjections);
+  // tables built with another INGESTION_WORKERS: refused here (an outdated one is rebuilt anyway)
+  if (!stores.outdated.has('persons'))
+    await checkIngestionWorkers(stores.pool, config.ingestionWorkers).catch(async (error) => {
+      await stores.close();
+      throw error;
+    });
   const clickhouse: ClickHouse | undefined =
     options.clickhouse === false
       ? undefined
@@ -89,7 +98,7 @@ export async function createService(
   const runnerOptions = { log: (message: string) => logError(message) };
   const runners = new Map<string, ProjectionRunner>(
     pgProjections.map(
-      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p, runnerOptions)] as const,
+      (p) => [p.name, createReadModelRunner(stores.store, stores.pool, p, runnerOptions)] as const,
     ),
   );
   if (clickhouse) {

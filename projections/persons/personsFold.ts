@@ -87,6 +87,11 @@ export type WorkingSet = {
    * when saving, so the order does not depend on where batches were cut.
    */
   nextOrd: number;
+  /**
+   * What `nextPersonId` and `nextOrd` advance by: 1, or the number of ingestion partitions, each
+   * drawing its own ids `i + 1, i + 1 + N, …` (docs/SCALING.md), so N = 1 is the old sequence.
+   */
+  idStride: number;
   mappingOrds: Map<string, number>;
   /** projectId → group type → index (0–4) */
   groupTypes: Map<number, Map<string, number>>;
@@ -153,7 +158,8 @@ function attach(ws: WorkingSet, person: PersonRow, distinctId: string): void {
   if (ws.mapping.get(key) === person.id && person.distinctIds.includes(distinctId)) return; // already there, keeps its place
   if (!person.distinctIds.includes(distinctId)) person.distinctIds.push(distinctId);
   ws.mapping.set(key, person.id);
-  ws.mappingOrds.set(key, ws.nextOrd++);
+  ws.mappingOrds.set(key, ws.nextOrd);
+  ws.nextOrd += ws.idStride;
   ws.dirtyMappings.add(key);
   ws.dirtyPersons.add(person.id);
 }
@@ -169,8 +175,10 @@ function createPerson(
 ): PersonRow {
   // An index, not a scan of the working set: a bulk rebuild folds tens of thousands of persons in one set.
   const taken = ws.personUuids.has(`${projectId}|${uuid}`);
+  const id = ws.nextPersonId;
+  ws.nextPersonId += ws.idStride;
   const person: PersonRow = {
-    id: ws.nextPersonId++,
+    id,
     uuid: taken ? uuidv5(`${uuid}:${ws.nextPersonId}`, PERSON_UUID_NAMESPACE) : uuid,
     projectId,
     properties,
@@ -419,7 +427,7 @@ export function applyToWorkingSet(ws: WorkingSet, event: PositionedEvent): void 
   if (event.type === 'EventCaptured') applyCaptured(ws, event.data as EventCapturedData);
   else applyPersonEvent(ws, event as unknown as PersonEvent);
   // No rule creates a person and removes it, or one of its ids, within the same event.
-  for (let id = firstNew; id < ws.nextPersonId; id++) {
+  for (let id = firstNew; id < ws.nextPersonId; id += ws.idStride) {
     const p = ws.persons.get(id)!;
     ws.createdPersons.push({
       id,
@@ -431,12 +439,13 @@ export function applyToWorkingSet(ws: WorkingSet, event: PositionedEvent): void 
   }
 }
 
-export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1): WorkingSet => ({
+export const emptyWorkingSet = (nextPersonId = 1, nextOrd = 1, idStride = 1): WorkingSet => ({
   persons: new Map(),
   personUuids: new Map(),
   mapping: new Map(),
   nextPersonId,
   nextOrd,
+  idStride,
   mappingOrds: new Map(),
   groupTypes: new Map(),
   groups: new Map(),

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { pgProjection } from '../../src/processing/projection.ts';
@@ -15,6 +16,8 @@ import {
   personUuidFor,
   type WorkingSet,
 } from './personsFold.ts';
+import { lockDistinctIds, lockGroups } from './personsLocks.ts';
+import { assertBuiltWith } from './personsPartitions.ts';
 import { newGeneration, save, writesOf } from './personsSave.ts';
 
 const schema = `
@@ -52,20 +55,68 @@ const schema = `
     PRIMARY KEY (project_id, distinct_id, other_id));
 `;
 
-async function load(
+type LoadedPerson = {
+  id: number;
+  project_id: number;
+  uuid: string;
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+  created_at: Date;
+  version: number;
+  distinct_ids: string[];
+};
+const withIds = `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids FROM persons p`;
+
+/** The persons of these distinct ids, with all their ids, leaving out those already held. */
+async function readPersons(
+  tx: pg.PoolClient,
+  keys: readonly [number, string][],
+  held: ReadonlyMap<number, PersonRow>,
+): Promise<LoadedPerson[]> {
+  const { rows: mapped } = await tx.query<{ person_id: number }>(
+    `SELECT m.person_id FROM person_distinct_ids m
+       JOIN unnest($1::int[], $2::text[]) AS k(p, d) ON m.project_id = k.p AND m.distinct_id = k.d`,
+    [keys.map((x) => x[0]), keys.map((x) => x[1])],
+  );
+  const personIds = [...new Set(mapped.map((m) => m.person_id))].filter((id) => !held.has(id));
+  const { rows } = await tx.query<LoadedPerson>(`${withIds} WHERE p.id = ANY($1::int[])`, [
+    personIds,
+  ]);
+  return rows;
+}
+
+/** A batch that may assign a group type or write a group (see `lockGroups`). */
+const touchesGroups = (e: RecordedEvent): boolean => {
+  if (e.type !== 'EventCaptured') return false;
+  const d = e.data as EventCapturedData;
+  return (
+    d.event === '$groupidentify' ||
+    (typeof d.properties.$groups === 'object' && d.properties.$groups !== null)
+  );
+};
+
+/**
+ * The working set of a batch. With one ingestion worker, what the cache knows is taken from it;
+ * with several (`workers` > 1) there is no cache and every row read is held under the locks of
+ * `personsLocks.ts` until the batch commits.
+ */
+export async function loadWorkingSet(
   tx: pg.PoolClient,
   events: readonly RecordedEvent[],
-  cache: PersonsCache,
-): Promise<WorkingSet> {
+  cache: PersonsCache | undefined,
+  workers: number,
+): Promise<{ ws: WorkingSet; counters: Map<string, number> }> {
   // the counters, and which tables and which save the cache would mirror (personsCache.ts): a
   // rebuild swapped in has another `persons` table, any other writer's save another generation
-  const { rows: counters } = await tx.query<{ name: string; value: string }>(
+  const { rows: stored } = await tx.query<{ name: string; value: string }>(
     `SELECT name, value::text AS value FROM persons_counters
      UNION ALL SELECT 'tables', 'persons'::regclass::oid::text || ':' || coalesce((SELECT value::text FROM persons_generation WHERE id = 1), '')`,
   );
-  const counter = (n: string, d: number) => Number(counters.find((c) => c.name === n)?.value ?? d);
-  const ws = emptyWorkingSet(counter('person_id', 1), counter('ord', 1));
-  cache.sync(counters.find((c) => c.name === 'tables')?.value);
+  const counters = new Map<string, number>();
+  for (const c of stored) if (c.name !== 'tables') counters.set(c.name, Number(c.value));
+  assertBuiltWith(counters, workers);
+  const ws = emptyWorkingSet(counters.get('person_id') ?? 1, counters.get('ord') ?? 1, workers);
+  cache?.sync(stored.find((c) => c.name === 'tables')?.value);
 
   const ids = new Map<string, [number, string]>();
   const groupKeys: [number, string, string][] = [];
@@ -75,11 +126,19 @@ async function load(
     groupKeys.push(...k.groups);
   }
   const pairs = [...ids.values()];
+  const locked = new Set<string>();
+  if (workers > 1) {
+    await lockGroups(
+      tx,
+      events.filter(touchesGroups).map((e) => (e.data as EventCapturedData).projectId),
+    );
+    await lockDistinctIds(tx, ids.keys(), locked);
+  }
   // what the cache knows is taken from it; only the rest is read
   const unknown: [number, string][] = [];
   for (const [key, pair] of ids) {
     if (ws.mapping.has(key)) continue; // another id of a person already taken
-    const known = cache.lookup(key);
+    const known = cache?.lookup(key);
     if (known === undefined) {
       unknown.push(pair);
       ws.mapping.set(key, null);
@@ -89,36 +148,22 @@ async function load(
       for (const d of known.distinctIds) ws.mapping.set(mappingKey(known.projectId, d), known.id);
     }
   }
-  const { rows: mapped } = await tx.query<{
-    project_id: number;
-    distinct_id: string;
-    person_id: number;
-  }>(
-    `SELECT m.project_id, m.distinct_id, m.person_id FROM person_distinct_ids m
-       JOIN unnest($1::int[], $2::text[]) AS k(p, d) ON m.project_id = k.p AND m.distinct_id = k.d`,
-    [unknown.map((x) => x[0]), unknown.map((x) => x[1])],
-  );
-  const personIds = [...new Set(mapped.map((m) => m.person_id))].filter(
-    (id) => !ws.persons.has(id),
-  );
-  type Loaded = {
-    id: number;
-    project_id: number;
-    uuid: string;
-    properties: Record<string, unknown>;
-    is_identified: boolean;
-    created_at: Date;
-    version: number;
-    distinct_ids: string[];
-  };
-  const withIds = `SELECT p.*, (SELECT array_agg(d.distinct_id ORDER BY d.ord) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids FROM persons p`;
-  const { rows: persons } = await tx.query<Loaded>(`${withIds} WHERE p.id = ANY($1::int[])`, [
-    personIds,
-  ]);
+  let persons = await readPersons(tx, unknown, ws.persons);
+  // Several workers: the persons read may have other ids, which another worker could be changing.
+  // Lock those too and read again, until every id of every person read is held.
+  for (;;) {
+    const more = persons.flatMap((p) =>
+      (p.distinct_ids ?? []).map((d) => mappingKey(p.project_id, d)),
+    );
+    if (workers === 1 || more.every((k) => locked.has(k))) break;
+    await lockDistinctIds(tx, more, locked);
+    persons = await readPersons(tx, unknown, ws.persons);
+  }
+  const personIds = persons.map((p) => p.id);
   // Persons holding the uuid a new person of one of these ids would get (it can outlive its
   // creating id: split, then that id's new person deleted): createPerson must see them to pick
   // another uuid, whatever else the batch happens to hold.
-  const { rows: uuidHolders } = await tx.query<Loaded>(
+  const { rows: uuidHolders } = await tx.query<LoadedPerson>(
     `${withIds} JOIN unnest($1::int[], $2::uuid[]) AS k(p, u) ON p.project_id = k.p AND p.uuid = k.u WHERE NOT (p.id = ANY($3::int[]))`,
     [
       pairs.map((x) => x[0]),
@@ -176,7 +221,7 @@ async function load(
       });
     }
   }
-  return ws;
+  return { ws, counters };
 }
 
 /**
@@ -204,7 +249,7 @@ export const personsProjection = pgProjection<PersonsFoldEvent>({
   schema,
   async handle(events, tx) {
     const cache = personsCacheFor(tx);
-    const ws = await load(tx, events, cache);
+    const { ws } = await loadWorkingSet(tx, events, cache, 1);
     for (const e of events) applyToWorkingSet(ws, e);
     const generation = newGeneration();
     await save(tx, ws, generation);

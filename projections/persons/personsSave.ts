@@ -18,7 +18,15 @@ type Write = (tx: pg.PoolClient) => Promise<unknown>;
 export const newGeneration = (): string =>
   String(1 + Math.floor(Math.random() * (Number.MAX_SAFE_INTEGER - 1)));
 
-export function writesOf(ws: WorkingSet, generation: string = newGeneration()): Write[] {
+/**
+ * `generation`: null writes none (several ingestion workers keep no cache). `counters`: the
+ * `persons_counters` rows to write; by default the one sequence of ids and order stamps.
+ */
+export function writesOf(
+  ws: WorkingSet,
+  generation: string | null = newGeneration(),
+  counters?: readonly (readonly [string, number])[],
+): Write[] {
   const writes: Write[] = [];
   // persons
   writes.push(async (tx) => {
@@ -172,10 +180,17 @@ export function writesOf(ws: WorkingSet, generation: string = newGeneration()): 
   });
   // counters
   writes.push(async (tx) => {
-    await tx.query(
-      `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`,
-      [ws.nextPersonId, ws.nextOrd],
-    );
+    if (counters)
+      await tx.query(
+        `INSERT INTO persons_counters SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+        [counters.map((c) => c[0]), counters.map((c) => c[1])],
+      );
+    else
+      await tx.query(
+        `INSERT INTO persons_counters VALUES ('person_id', $1), ('ord', $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;`,
+        [ws.nextPersonId, ws.nextOrd],
+      );
+    if (generation === null) return;
     // not a part of the read model (a rebuild has its own): which save the tables are from
     await tx.query(
       `INSERT INTO persons_generation (id, value) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value`,
@@ -189,7 +204,8 @@ export function writesOf(ws: WorkingSet, generation: string = newGeneration()): 
 export async function save(
   tx: pg.PoolClient,
   ws: WorkingSet,
-  generation: string = newGeneration(),
+  generation: string | null = newGeneration(),
+  counters?: readonly (readonly [string, number])[],
 ): Promise<void> {
-  for (const write of writesOf(ws, generation)) await write(tx);
+  for (const write of writesOf(ws, generation, counters)) await write(tx);
 }

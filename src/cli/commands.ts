@@ -6,7 +6,7 @@ import { createRole } from '../../commands/access/createRole.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
 import { ACCESS_LEVEL } from '../../commands/access/model/accessEvents.ts';
 import { runEventDeletions } from '../../processes/eventDeletion/eventDeletionJob.ts';
-import { chProjectionsFor, pgProjections } from '../../projections/registry.ts';
+import { chProjectionsFor, pgProjectionsFor } from '../../projections/registry.ts';
 import { formatHistory, personHistory } from '../../queries/personTimeTravel/personHistory.ts';
 import { timeTravelDeps } from '../../queries/personTimeTravel/personSlice.ts';
 import { readModelStatus } from '../../queries/projections/readModelStatus.ts';
@@ -16,7 +16,7 @@ import { type Config, loadConfig } from '../config.ts';
 import { isKnownScope, SCOPE_OBJECTS } from '../core/principal.ts';
 import { createClickHouseProjectionRunner } from '../processing/clickhouseProjectionRunner.ts';
 import type { LogInClickHouse } from '../processing/logInClickHouse.ts';
-import { createProjectionRunner } from '../processing/projectionRunner.ts';
+import { createReadModelRunner } from '../processing/partitionedRunner.ts';
 import { rebuildClickHouseModelsBeside } from '../processing/rebuildClickHouseBeside.ts';
 import { rebuildClickHouseProjection } from '../processing/rebuildClickHouseProjection.ts';
 import { type RebuildProgress, rebuildProjection } from '../processing/rebuildProjection.ts';
@@ -39,6 +39,7 @@ async function run(
   log: LogInClickHouse | undefined,
 ): Promise<{ json: unknown; text: string }> {
   const [noun, verb, arg] = words;
+  const pgProjections = pgProjectionsFor(config.ingestionWorkers);
   const ownerEmail = o.owner ?? BOOTSTRAP_EMAIL;
   const deps = accessDeps(ctx);
   if (noun === 'project' && verb === 'create') {
@@ -174,7 +175,7 @@ async function run(
   }
   if (noun === 'log') return transferLog(ctx, verb, o);
   if (noun === 'status') return readModelStatus(ctx);
-  if (noun === 'parked') return parkedCommand(ctx, verb, arg, o);
+  if (noun === 'parked') return parkedCommand(ctx, verb, arg, o, pgProjections);
   if (noun === 'run-deletions') {
     // The queued person-event deletions, now instead of at the next scheduled run.
     if (serverRunning && !config.clickhouseUrl) {
@@ -298,11 +299,12 @@ async function rebuildClickHouse(
 /** Opens the stores (and the projections the command needs), runs the command and prints its answer. */
 export async function runCommand(positionals: string[], values: Options): Promise<void> {
   const config = loadConfig();
+  const pgProjections = pgProjectionsFor(config.ingestionWorkers);
   const stores = await openStores(config, pgProjections);
   // The CLI projects what it writes itself, so it works with or without a server on the same data.
   const runners = new Map(
     pgProjections.map(
-      (p) => [p.name, createProjectionRunner(stores.store, stores.pool, p)] as const,
+      (p) => [p.name, createReadModelRunner(stores.store, stores.pool, p)] as const,
     ),
   );
   const rebuilding = positionals[0] === 'rebuild';

@@ -1,4 +1,3 @@
-import { pgProjections } from '../../projections/registry.ts';
 import { parkedView } from '../../queries/projections/readModelStatus.ts';
 import type { AppContext } from '../appContext.ts';
 import { withTransaction } from '../db/postgres.ts';
@@ -9,7 +8,7 @@ import {
   parkedEventsReader,
   recordParked,
 } from '../processing/parkedEvents.ts';
-import { checkpointId, lockCheckpoint } from '../processing/projection.ts';
+import { checkpointId, lockCheckpoint, type PgProjection } from '../processing/projection.ts';
 import { NotFound, UsageError } from './errors.ts';
 import type { Options } from './usage.ts';
 
@@ -26,6 +25,8 @@ export async function parkedCommand(
   verb: string | undefined,
   readModel: string | undefined,
   o: Options,
+  /** the Postgres read models as this process's settings build them (`pgProjectionsFor`) */
+  pgProjections: readonly PgProjection[],
 ): Promise<Answer> {
   const reader = parkedEventsReader(ctx.pool);
   if (verb === 'list') {
@@ -79,6 +80,9 @@ export async function parkedCommand(
       // under the checkpoint lock: never at the same time as the read model's runner
       await withTransaction(ctx.pool, async (tx) => {
         await lockCheckpoint(tx, checkpointId(projection));
+        // and its partitions' runners (persons with INGESTION_WORKERS > 1), which draw the same ids
+        for (const part of projection.partitions ?? [])
+          await lockCheckpoint(tx, checkpointId(part));
         await projection.handle([event], tx);
         await deleteParked(tx, readModel, [p.position]);
       });

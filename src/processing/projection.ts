@@ -30,6 +30,16 @@ export type PgProjection<E extends Event = Event> = Readonly<{
    * the rebuild saves it when it grows past a bound (then goes on with `handle`) or at the end.
    */
   bulkFold?: () => BulkFold<E>;
+  /**
+   * The checkpoint row's id when it is not `<name>@<version>`: one partition's runner of a read
+   * model that several runners build (`persons#<i>@<version>`, docs/SCALING.md).
+   */
+  checkpoint?: string;
+  /**
+   * The runners of a read model built by several (one per partition, each with its `checkpoint`):
+   * the server runs these instead, and a rebuild locks and moves their checkpoints too.
+   */
+  partitions?: readonly PgProjection<E>[];
 }>;
 
 export type BulkFold<E extends Event = Event> = Readonly<{
@@ -52,7 +62,7 @@ export type Concurrently = (
 export const pgProjection = <E extends Event>(projection: PgProjection<E>): PgProjection<E> =>
   projection;
 
-export const checkpointId = (p: PgProjection) => `${p.name}@${p.version}`;
+export const checkpointId = (p: PgProjection) => p.checkpoint ?? `${p.name}@${p.version}`;
 
 export const checkpointsSchema = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (

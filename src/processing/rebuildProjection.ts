@@ -224,6 +224,9 @@ export async function rebuildProjection(
     await client.query('BEGIN');
     const id = checkpointId(projection);
     await lockCheckpoint(client, id);
+    // a partitioned read model's runners each hold their own row: all wait while the tables move
+    const partitions = (projection.partitions ?? []).map(checkpointId);
+    for (const partition of partitions) await lockCheckpoint(client, partition);
     head = await store.headPosition();
     while ((await applyNext()) === batchSize);
     for (const table of projection.tables) {
@@ -231,6 +234,12 @@ export async function rebuildProjection(
       await client.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA public`);
     }
     await storeCheckpoint(client, id, position);
+    for (const partition of partitions) await storeCheckpoint(client, partition, position);
+    // the rows of another partition count (`<name>#<i>@…`) describe tables no longer there
+    await client.query(
+      `DELETE FROM public.projection_checkpoints WHERE starts_with(id, $1) AND NOT (id = ANY($2::text[]))`,
+      [`${projection.name}#`, partitions],
+    );
     await client.query('DELETE FROM public.parked_events WHERE read_model = $1', [projection.name]);
     await client.query(
       `INSERT INTO public.parked_events SELECT * FROM ${shadow}.parked_events WHERE read_model = $1`,

@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionOf } from '../../projections/persons/personsPartitions.ts';
 import { capture } from '../support/capture.ts';
 import { readModelsCaughtUp } from '../support/readModelsCaughtUp.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
@@ -12,10 +13,12 @@ import { startTestService, type TestService } from '../support/testService.ts';
  * distinct id; the anonymous id's own event may land before or after the `$identify` that merges
  * it, and the expected person is the same either way. Seen as a user sees it: the persons API.
  *
- * Workers: the number of ingestion workers is passed as `INGESTION_WORKERS`, which the config
- * ignores until ingestion is partitioned (issue #27); add counts to `WORKER_COUNTS` then.
+ * Workers: with `INGESTION_WORKERS` > 1 each worker folds the distinct ids of its partition, so
+ * the anonymous id, the user id and the alias of a story are folded by different workers whenever
+ * they hash apart (each test asserts that some do): the merge is done by the user id's worker,
+ * across partitions.
  */
-const WORKER_COUNTS = [1];
+const WORKER_COUNTS = [1, 2, 3];
 
 type CaptureEvent = {
   uuid: string;
@@ -80,6 +83,16 @@ function journey(tag: string): Journey {
 }
 
 /** Round robin over the journeys' event lists: one event of each in turn, each list in order. */
+/** How many stories have their user id in another partition than their anonymous id or alias. */
+function acrossPartitions(
+  journeys: readonly Journey[],
+  projectId: number,
+  workers: number,
+): number {
+  const at = (d: string) => partitionOf(projectId, d, workers);
+  return journeys.filter((j) => at(j.user) !== at(j.anon) || at(j.user) !== at(j.alias)).length;
+}
+
 function interleave(lists: CaptureEvent[][]): CaptureEvent[] {
   const out: CaptureEvent[] = [];
   for (let i = 0; lists.some((l) => i < l.length); i++)
@@ -179,6 +192,7 @@ describe.each(WORKER_COUNTS)(
       const journeys = [1, 2, 3, 4, 5].map((i) => journey(`w${workers}-one-${i}`));
       const batch = interleave(journeys.flatMap((j) => [j.anonEvents, j.userEvents]));
       expect(batch).toHaveLength(40);
+      if (workers > 1) expect(acrossPartitions(journeys, t.projectId, workers)).toBeGreaterThan(0);
       await capture(t, batch);
 
       const persons = await personsByDistinctId();
@@ -195,6 +209,7 @@ describe.each(WORKER_COUNTS)(
 
     it('the same stories split over two consecutive batches', async () => {
       const journeys = [1, 2, 3, 4, 5].map((i) => journey(`w${workers}-two-${i}`));
+      if (workers > 1) expect(acrossPartitions(journeys, t.projectId, workers)).toBeGreaterThan(0);
       // first request: the anonymous pageviews and steps 1–3 ($set k, $unset j); second: steps 4–7
       await capture(
         t,
@@ -215,6 +230,8 @@ describe.each(WORKER_COUNTS)(
         27,
       );
       expect(events).toHaveLength(1600);
+      if (workers > 1)
+        expect(acrossPartitions(journeys, t.projectId, workers)).toBeGreaterThan(100);
       for (let from = 0; from < events.length; from += 100)
         await capture(t, events.slice(from, from + 100));
 
