@@ -67,17 +67,19 @@ for (let r = 0; r < ROUNDS; r++)
         metadata json NOT NULL, recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         UNIQUE (stream_name, revision)) ${v.inline ? 'WITH (toast_tuple_target = 8160)' : ''}`);
       await client.query(`CREATE INDEX ON ${table} (type, position)`);
-      let lines = '';
+      const lines: string[] = [];
       for (const [i, d] of docs.entries())
-        lines += copyLine([
-          String(i),
-          `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-          `capture-1:u${i % 10000}`,
-          String(Math.floor(i / 10000)),
-          'EventCaptured',
-          d,
-          '{"projectId":1,"occurredAt":"2026-11-27T20:00:00.010Z"}',
-        ]);
+        lines.push(
+          copyLine([
+            String(i),
+            `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+            `capture-1:u${i % 10000}`,
+            String(Math.floor(i / 10000)),
+            'EventCaptured',
+            d,
+            '{"projectId":1,"occurredAt":"2026-11-27T20:00:00.010Z"}',
+          ]),
+        );
       const before = cpuOf(pid);
       await client.query('BEGIN');
       await copyInto(

@@ -170,21 +170,15 @@ export function createPostgresEventStore(
         // the row's own time is Postgres' clock at the insert; subscribers of this process get
         // this one (it only ages their lag figures)
         const recordedAt = new Date();
-        let lines = '';
+        const lines: string[] = [];
         for (const [k, row] of rows.entries()) {
           const position = first + BigInt(k);
           known.get(row.id)!.position = position;
           const data = JSON.stringify(row.d);
           const metadata = JSON.stringify(row.m);
-          lines += copyLine([
-            position.toString(),
-            row.id,
-            row.s,
-            row.r.toString(),
-            row.t,
-            data,
-            metadata,
-          ]);
+          lines.push(
+            copyLine([position.toString(), row.id, row.s, row.r.toString(), row.t, data, metadata]),
+          );
           recorded.push({
             id: row.id,
             streamName: row.s,
