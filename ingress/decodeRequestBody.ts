@@ -5,6 +5,7 @@ import { jsonDepth } from '../src/core/json.ts';
 import { escapesUnstorable, mayHoldUnstorable, storableValue } from '../src/core/storable.ts';
 import { type CaptureFailure, invalidPayload, noData, payloadTooLarge } from './ingressErrors.ts';
 import { decompressLz64 } from './lz64.ts';
+import { PIECES_FROM_BYTES, parseJsonInPieces } from './parseJsonInPieces.ts';
 import type { RawCaptureRequest } from './requestContext.ts';
 
 /**
@@ -126,6 +127,18 @@ export function decodeCaptureRequest(
         );
       }
       decompressed = true;
+    }
+    if (bytes.length >= PIECES_FROM_BYTES) {
+      const pieces = parseJsonInPieces(bytes, MAX_JSON_DEPTH);
+      if (pieces?.kind === 'too_deep') return tooDeep();
+      // the same payload the whole text gives (acceptJson), never decoded as one large string
+      if (pieces)
+        return {
+          ok: true,
+          payload: pieces.escaped ? storableValue(pieces.value) : pieces.value,
+          form,
+          textLength: bytes.length,
+        };
     }
     const decoded = utf8(bytes);
     if (decoded === undefined)
