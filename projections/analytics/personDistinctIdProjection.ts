@@ -15,6 +15,43 @@ import { CAPTURED_DATA_PARTS, PERSONLESS, propsReadable } from '../shared/captur
 
 type MappingEvent = EventCaptured | PersonSplit | PersonDeleted;
 
+/** most (project, distinct id) pairs remembered as written (≈ 100 bytes each) */
+const WRITTEN_CAPACITY = 200_000;
+
+/**
+ * The distinct ids this runner has written with a person, newest last. A distinct id changes person
+ * only through an event this read model reads (a merge naming it, a split, a deletion, its first
+ * event), and each of those is looked up and written again; so an ordinary event of a remembered id
+ * needs neither the persons read model (no wait for its checkpoint, no Postgres lookup) nor a row.
+ * Forgotten whenever the runner goes back in the log (a replay into new tables must write them all).
+ */
+function writtenOwners() {
+  const owners = new Map<string, string>();
+  let after = -1n;
+  const key = (projectId: number, distinctId: string) => `${projectId}:${distinctId}`;
+  return {
+    has: (projectId: number, distinctId: string) => owners.has(key(projectId, distinctId)),
+    /** the runner's next batch starts here: anything but the position after the last one forgets */
+    from(position: bigint) {
+      if (position <= after) owners.clear();
+    },
+    through(position: bigint) {
+      after = position;
+    },
+    took(rows: readonly { projectId: number; distinctId: string; personUuid: string | null }[]) {
+      for (const r of rows) {
+        const k = key(r.projectId, r.distinctId);
+        owners.delete(k); // re-inserted as the newest
+        if (r.personUuid !== null) owners.set(k, r.personUuid);
+      }
+      for (const k of owners.keys()) {
+        if (owners.size <= WRITTEN_CAPACITY) break;
+        owners.delete(k);
+      }
+    },
+  };
+}
+
 /** The distinct ids an event may move between persons (its own, and those it merges in). */
 function touched(e: MappingEvent): string[] {
   if (e.type === 'PersonSplit') return [e.data.keepDistinctId, ...e.data.splitDistinctIds];
@@ -99,6 +136,7 @@ export const personDistinctIdReadModel = { name: 'person_distinct_id', ddl } as 
  * writes them with the batch's last position. A rebuild reads the same final state.
  */
 export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
+  const written = writtenOwners();
   /** each bulk's way to take ids gathered in SQL (`fromLogChunk`) */
   const gathered = new WeakMap<
     ChBulk<MappingEvent>,
@@ -120,6 +158,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     const rows = [...owners].flatMap(([projectId, list]) =>
       list.map((o) => ({ projectId, distinctId: o.distinctId, personUuid: o.personUuid })),
     );
+    if (rows.length === 0) return rows;
     const settings = dedupSettings(dedupToken);
     // RowBinary, as the events insert (issue #27); as text when a value has no certain binary form
     const binary = encodeRowBinary(rows, 96, (w, r) => {
@@ -141,7 +180,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       } finally {
         binary.release();
       }
-      return;
+      return rows;
     }
     await ch.client.insert({
       table: `${ch.database}.person_distinct_id`,
@@ -155,6 +194,7 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
       format: 'JSONEachRow',
       clickhouse_settings: settings,
     });
+    return rows;
   };
   return chProjection<MappingEvent>({
     name: 'person_distinct_id',
@@ -164,11 +204,23 @@ export const personDistinctIdProjection = (lookup: PersonMappingLookup) => {
     drop: (db) => [`DROP TABLE IF EXISTS ${db}.person_distinct_id`],
     tables: ['person_distinct_id'],
     async insert(ch, events, dedupToken) {
+      if (events.length === 0) return;
+      written.from(events[0]!.position);
       const wanted = new Map<number, Set<string>>();
-      collect(events, wanted);
-      if (wanted.size === 0) return;
+      for (const e of events) {
+        const ids = touched(e);
+        // an ordinary event of a distinct id already written with its person moves nobody
+        if (
+          e.type === 'EventCaptured' &&
+          ids.length === 1 &&
+          written.has(e.data.projectId, ids[0]!)
+        )
+          continue;
+        add(wanted, e.data.projectId, ids);
+      }
       const last = events[events.length - 1]!.position;
-      await write(ch, wanted, last, last, dedupToken);
+      if (wanted.size > 0) written.took(await write(ch, wanted, last, last, dedupToken));
+      written.through(last);
     },
     // Every write reads the persons' current state, so a replay only needs each distinct id once:
     // gathered over the whole log and written at the end, in lookups of BULK_IDS ids (issue #11:

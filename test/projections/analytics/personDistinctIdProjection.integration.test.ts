@@ -149,4 +149,40 @@ describe('ClickHouse person_distinct_id', () => {
     expect(rebuilt.map((r) => r.name)).toContain('clickhouse:person_distinct_id');
     expect(await mappingIn(t.config.clickhouseDatabase)).toEqual(live);
   });
+
+  it('writes no row for ordinary events of ids it has written, and still follows a later merge', async () => {
+    await caughtUp();
+    // the version of a distinct id's newest row: each write stamps its batch's position
+    const versionsOf = async (ids: string[]) => {
+      const r = await ch.client.query({
+        query: `SELECT distinct_id, toString(max(version)) AS v FROM ${t.config.clickhouseDatabase}.person_distinct_id
+                 WHERE team_id = {team:Int64} AND distinct_id IN {ids:Array(String)}
+                 GROUP BY distinct_id ORDER BY distinct_id`,
+        query_params: { team: t.projectId, ids },
+        format: 'JSONEachRow',
+      });
+      return Object.fromEntries(
+        ((await r.json()) as { distinct_id: string; v: string }[]).map((x) => [x.distinct_id, x.v]),
+      );
+    };
+    await capture(t, [event('$pageview', 'erin', 10), event('$pageview', 'frank', 10)]);
+    await caughtUp();
+    const before = await versionsOf(['erin', 'frank']);
+    expect(Object.keys(before)).toEqual(['erin', 'frank']);
+    // three more requests of ordinary events: the mapping of erin and frank does not change
+    for (const minute of [11, 12, 13])
+      await capture(t, [event('$pageview', 'erin', minute), event('$pageview', 'frank', minute)]);
+    await caughtUp();
+    expect(await versionsOf(['erin', 'frank'])).toEqual(before);
+    // frank identifies as erin: frank's id moves to erin's person, and the next ordinary event
+    // of frank is counted with erin's person
+    await capture(t, [event('$identify', 'erin', 14, { $anon_distinct_id: 'frank' })]);
+    await capture(t, [event('$pageview', 'frank', 15)]);
+    await caughtUp();
+    const rows = await mappingIn(t.config.clickhouseDatabase);
+    const erin = await personByDistinctId(t, 'erin');
+    const ownerOf = (id: string) => rows.find((r) => r.distinct_id === id)?.person_id;
+    expect(ownerOf('frank')).toBe(erin.uuid);
+    expect(ownerOf('erin')).toBe(erin.uuid);
+  });
 });
