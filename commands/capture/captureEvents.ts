@@ -14,7 +14,6 @@ import type { RawCaptureRequest } from '../../ingress/requestContext.ts';
 import { createProjectResolver, type ResolveProject } from '../../ingress/resolveProject.ts';
 import { accessReader } from '../../projections/access/accessReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
-import { composeJsonText, rememberJsonText } from '../../src/core/jsonText.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import type { StreamAppend } from '../../src/eventStore/eventStore.ts';
 import { createGroupCommitter, type GroupCommitter } from '../../src/eventStore/groupCommit.ts';
@@ -204,9 +203,6 @@ export async function captureEvents(
     taken.add(id);
     result.warnings.forEach(warn);
     const data = enrichCapturedEvent(result.data, geoFor);
-    // written once: the log's text takes the properties' text, which ClickHouse's row takes again
-    rememberJsonText(data.properties, JSON.stringify(data.properties));
-    rememberJsonText(data, composeJsonText(data));
     const stream = captureStream(projectId, data.distinctId);
     const events = byStream.get(stream) ?? [];
     events.push({

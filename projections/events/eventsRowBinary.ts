@@ -1,6 +1,5 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
-import { jsonText } from '../../src/core/jsonText.ts';
 import { encodeRowBinary, type RowBinaryBody } from '../../src/runtime/rowBinary.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
 
@@ -57,7 +56,7 @@ export const eventRow = (
   return [
     d.uuid,
     d.event,
-    jsonText(d.properties),
+    JSON.stringify(d.properties),
     d.timestamp,
     d.projectId,
     d.projectId,
@@ -91,7 +90,7 @@ export function encodeEventsRowBinary(
     const d = e.data;
     w.uuid(d.uuid);
     w.string(d.event);
-    w.string(jsonText(d.properties));
+    w.string(JSON.stringify(d.properties));
     w.dateTime64(d.timestamp);
     w.int64(d.projectId);
     w.int64(d.projectId);

@@ -7,7 +7,6 @@ import type {
   PositionedEvent,
   RecordedEvent,
 } from '../core/event.ts';
-import { jsonText } from '../core/jsonText.ts';
 import { escapesUnstorable, parseStorableJson } from '../core/storable.ts';
 import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
@@ -175,7 +174,7 @@ export function createPostgresEventStore(
         for (const [k, row] of rows.entries()) {
           const position = first + BigInt(k);
           known.get(row.id)!.position = position;
-          const data = jsonText(row.d);
+          const data = JSON.stringify(row.d);
           const metadata = JSON.stringify(row.m);
           lines.push(
             copyLine([position.toString(), row.id, row.s, row.r.toString(), row.t, data, metadata]),
