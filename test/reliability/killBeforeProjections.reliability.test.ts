@@ -9,22 +9,12 @@ import { createTestDatabase } from '../support/testDatabase.ts';
  * persons read model and the ClickHouse events table, in the server process — is killed (`kill -9`)
  * while it is behind the acknowledgements. After a restart every acknowledged event is in the
  * events table exactly once and every person holds its last `$set` (order per distinct id kept).
+ * Issue #27: the same with three ingestion workers (INGESTION_WORKERS=3), killed together while
+ * each may hold a batch of its partition open.
  */
 const KEY = 'phc_kill_projections_key_01';
 const PERSONAL = 'phx_kill_projections_key_01';
 const CLIENTS = 6;
-const servers = serversOnOneDataDir('hogstream-kill-projections-');
-let databaseUrl: string;
-
-afterAll(() => servers.cleanUp());
-
-const start = () =>
-  servers.start({
-    DATABASE_URL: databaseUrl,
-    INIT_PROJECT_API_KEY: KEY,
-    INIT_PERSONAL_API_KEY: PERSONAL,
-    LOG_LEVEL: 'error',
-  });
 
 type Sent = { uuid: string; seq: number };
 
@@ -48,7 +38,7 @@ const api = async (url: string, route: string) => {
 };
 
 /** How far each read model's checkpoint is behind the last captured event in the log. */
-const lagBehindLog = async () => {
+const lagBehindLog = async (databaseUrl: string) => {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -67,7 +57,19 @@ const lagBehindLog = async () => {
   }
 };
 
-describe('kill -9 of the ingestion stage', () => {
+describe.each([1, 3])('kill -9 of the ingestion stage, INGESTION_WORKERS=%i', (workers) => {
+  const servers = serversOnOneDataDir('hogstream-kill-projections-');
+  let databaseUrl: string;
+  afterAll(() => servers.cleanUp());
+  const start = () =>
+    servers.start({
+      DATABASE_URL: databaseUrl,
+      INIT_PROJECT_API_KEY: KEY,
+      INIT_PERSONAL_API_KEY: PERSONAL,
+      LOG_LEVEL: 'error',
+      INGESTION_WORKERS: String(workers),
+    });
+
   it('finds every acknowledged event exactly once in every read model after a restart', async () => {
     databaseUrl = await createTestDatabase();
     const first = await start();
@@ -92,7 +94,7 @@ describe('kill -9 of the ingestion stage', () => {
     expect(acknowledged.size).toBeGreaterThan(500);
 
     // The kill must land between the acknowledgement and the projections, or this proves nothing.
-    const lagAtKill = await lagBehindLog();
+    const lagAtKill = await lagBehindLog(databaseUrl);
     expect(Object.keys(lagAtKill)).toHaveLength(2);
     expect(Math.max(...Object.values(lagAtKill))).toBeGreaterThan(0);
 
@@ -103,7 +105,7 @@ describe('kill -9 of the ingestion stage', () => {
     for (const { events } of unanswered) for (const e of events) acknowledged.add(e.uuid);
 
     const deadline = Date.now() + 60_000;
-    while (Object.values(await lagBehindLog()).some((lag) => lag > 0)) {
+    while (Object.values(await lagBehindLog(databaseUrl)).some((lag) => lag > 0)) {
       expect(Date.now(), 'projections did not catch up in 60 s').toBeLessThan(deadline);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -117,7 +119,7 @@ describe('kill -9 of the ingestion stage', () => {
     )) as { results: [number, number][] };
     const [events, distinctUuids] = counted.results[0]!.map(Number);
     console.log(
-      `kill -9 before the projections: lag at kill ${JSON.stringify(lagAtKill)}, ${acknowledged.size} acknowledged, ${events} in ClickHouse (${distinctUuids} distinct)`,
+      `kill -9 before the projections (${workers} ingestion workers): lag at kill ${JSON.stringify(lagAtKill)}, ${acknowledged.size} acknowledged, ${events} in ClickHouse (${distinctUuids} distinct)`,
     );
     expect({ events, distinctUuids }).toEqual({
       events: acknowledged.size,
