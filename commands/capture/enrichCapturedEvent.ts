@@ -4,6 +4,7 @@ import {
   geoipProperties,
   shouldSkipGeoip,
 } from '../../ingress/geoip.ts';
+import { assignInto, copyOf } from '../../src/core/objects.ts';
 import { takeElementsChain } from './model/elementsChain.ts';
 import type { EventCapturedData } from './model/eventCaptured.ts';
 import type { NormalizedEventData } from './normalizeCapturedEvent.ts';
@@ -46,14 +47,12 @@ export function enrichCapturedEvent(
   let properties = data.properties;
   const geo = shouldSkipGeoip(properties) ? null : geoFor(String(properties.$ip));
   if (geo) {
-    properties = {
-      ...properties,
-      ...geo.properties,
-      // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
-      // own $set_once still comes first.
-      $set: { ...asRecord(properties.$set), ...geo.set },
-      $set_once: { ...geo.setOnce, ...asRecord(properties.$set_once) },
-    };
+    const withGeo = assignInto(copyOf(properties), geo.properties);
+    // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
+    // own $set_once still comes first.
+    withGeo.$set = assignInto(copyOf(asRecord(properties.$set)), geo.set);
+    withGeo.$set_once = assignInto(copyOf(geo.setOnce), asRecord(properties.$set_once));
+    properties = withGeo;
   }
   if (data.event !== '$snapshot' && data.event !== '$groupidentify')
     properties = addAutomaticPersonProperties(properties);

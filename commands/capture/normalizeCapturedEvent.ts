@@ -1,4 +1,5 @@
 import { normalisePath } from '../../ingress/decodeRequestBody.ts';
+import { assignInto, copyOf } from '../../src/core/objects.ts';
 import type { EventCapturedData } from './model/eventCaptured.ts';
 import { isObject } from './parseCaptureBatch.ts';
 import { parseCaptureTimestamp } from './parseTimestamp.ts';
@@ -102,11 +103,11 @@ export function normalizeCapturedEvent(
   const warnings: Warning[] = [];
 
   // Top-level $set / $set_once merged into properties, top-level keys winning (§3.1 step 2).
-  const properties: Record<string, unknown> = { ...props };
+  const properties: Record<string, unknown> = copyOf(props);
   for (const op of ['$set', '$set_once'] as const) {
     const top = item[op];
     if (isObject(top))
-      properties[op] = { ...(isObject(properties[op]) ? properties[op] : {}), ...top };
+      properties[op] = assignInto(copyOf(isObject(properties[op]) ? properties[op] : {}), top);
   }
   // The capture IP only fills a missing $ip: a client may send its own (§3.1 step 3).
   if (!('$ip' in properties) && ctx.ip !== null) properties.$ip = ctx.ip;

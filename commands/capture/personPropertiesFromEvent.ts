@@ -1,3 +1,5 @@
+import { copyOf } from '../../src/core/objects.ts';
+
 /**
  * Event properties copied to person properties automatically (capture.md §3.9), as PostHog's
  * ingestion `personInitialAndUTMProperties` does in its current form:
@@ -77,6 +79,13 @@ export const AUTOMATIC_PERSON_PROPERTY_KEYS: readonly string[] = [
 /** `$browser` → `$initial_browser`, `utm_source` → `$initial_utm_source`. */
 export const initialKey = (key: string): string => `$initial_${key.replace('$', '')}`;
 
+/**
+ * Each automatic key with its `$initial_` key, built once: a key built per event is a new string
+ * that V8 must look up in its table of property names every time it is used as one.
+ */
+const WITH_INITIAL_KEYS: readonly (readonly [string, string])[] =
+  AUTOMATIC_PERSON_PROPERTY_KEYS.map((key) => [key, initialKey(key)] as const);
+
 const SERVER_HOST_OS_KEYS = new Set(['$os', '$os_version', '$os_name']);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -88,21 +97,20 @@ export function addAutomaticPersonProperties(
   properties: Record<string, unknown>,
 ): Record<string, unknown> {
   const isServer = properties.$is_server === true;
-  const present = AUTOMATIC_PERSON_PROPERTY_KEYS.filter(
-    (key) => has(properties, key) && !(isServer && SERVER_HOST_OS_KEYS.has(key)),
+  const present = WITH_INITIAL_KEYS.filter(
+    ([key]) => has(properties, key) && !(isServer && SERVER_HOST_OS_KEYS.has(key)),
   );
-  if (present.length === 0) return { ...properties };
+  if (present.length === 0) return copyOf(properties);
 
-  const result: Record<string, unknown> = { ...properties };
-  const set: Record<string, unknown> = isObject(properties.$set) ? { ...properties.$set } : {};
+  const result: Record<string, unknown> = copyOf(properties);
+  const set: Record<string, unknown> = isObject(properties.$set) ? copyOf(properties.$set) : {};
   const setOnce: Record<string, unknown> = isObject(properties.$set_once)
-    ? { ...properties.$set_once }
+    ? copyOf(properties.$set_once)
     : {};
 
-  for (const key of present) {
+  for (const [key, initial] of present) {
     const value = properties[key];
     if (!has(set, key)) set[key] = value;
-    const initial = initialKey(key);
     if (value !== null && value !== undefined && !has(setOnce, initial)) setOnce[initial] = value;
   }
 

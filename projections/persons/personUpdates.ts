@@ -1,3 +1,5 @@
+import { copyOf } from '../../src/core/objects.ts';
+
 /**
  * PostHog's person property rules (capture.md §3.3, §3.4), pure: shared by the persons projection
  * and by time travel, so "now" and "as of" cannot drift apart.
@@ -38,7 +40,7 @@ export function applyPersonUpdate(current: Properties, update: PersonUpdate): Pr
       if (room <= 0) return;
       room--;
     }
-    next ??= { ...current };
+    next ??= copyOf(current);
     next[key] = value;
   };
   for (const [key, value] of Object.entries(update.setOnce))
@@ -50,7 +52,7 @@ export function applyPersonUpdate(current: Properties, update: PersonUpdate): Pr
   }
   for (const key of update.unset) {
     if (key in (next ?? current)) {
-      next ??= { ...current };
+      next ??= copyOf(current);
       delete next[key];
     }
   }

@@ -4,6 +4,7 @@ import type {
 } from '../../commands/capture/model/eventCaptured.ts';
 import type { PersonEvent } from '../../commands/persons/model/personEvents.ts';
 import type { PositionedEvent, RecordedEvent } from '../../src/core/event.ts';
+import { assignInto, copyOf } from '../../src/core/objects.ts';
 import { uuidv5 } from '../../src/core/uuidv5.ts';
 import { isPersonUpdateWorthAWrite } from './filteredPersonUpdates.ts';
 import {
@@ -274,7 +275,7 @@ function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous:
   } else {
     target = into!;
     const source = other!;
-    target.properties = { ...source.properties, ...target.properties };
+    target.properties = assignInto(copyOf(source.properties), target.properties);
     if (source.createdAt < target.createdAt) target.createdAt = source.createdAt;
     target.version = Math.max(target.version, source.version);
     const moved = [...source.distinctIds];
