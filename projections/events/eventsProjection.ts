@@ -1,4 +1,5 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
+import { assignInto, copyOf } from '../../src/core/objects.ts';
 import {
   type ChProjection,
   chProjection,
@@ -151,7 +152,7 @@ export const withGroupIndexes = (
         if (index !== undefined && key !== undefined && key !== null)
           extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
       }
-      return { ...e, data: { ...d, properties: { ...d.properties, ...extra } } };
+      return { ...e, data: { ...d, properties: assignInto(copyOf(d.properties), extra) } };
     });
     return projection.insert(ch, withIndexes, dedupToken);
   },
