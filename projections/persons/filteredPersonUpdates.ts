@@ -73,10 +73,18 @@ export function isPersonUpdateWorthAWrite(
   update: PersonUpdate,
 ): boolean {
   if (PERSON_EVENTS.has(event)) return true;
-  for (const key of Object.keys(update.setOnce))
-    if (!(key in current) && !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) return true;
-  for (const [key, value] of Object.entries(update.set)) {
+  // for-in over own keys, not Object.keys/entries: no arrays built for every event of a batch
+  for (const key in update.setOnce)
+    if (
+      Object.hasOwn(update.setOnce, key) &&
+      !(key in current) &&
+      !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)
+    )
+      return true;
+  for (const key in update.set) {
+    if (!Object.hasOwn(update.set, key)) continue;
     if (!(key in current)) return true;
+    const value = update.set[key];
     const changed = current[key] !== value || typeof value === 'object';
     if (changed && !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) return true;
   }
