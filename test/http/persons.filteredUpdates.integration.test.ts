@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personEventTypes } from '../../commands/persons/model/personEvents.ts';
-import { capture as captureBatch } from '../support/capture.ts';
+import { capture as captureEvents, personByDistinctId, uniqueId } from '../support/personHttp.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 
 /**
@@ -17,19 +17,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-let seq = 0;
-const id = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}`;
-
 /** One /batch/ request per call, so calls are ordered in the log. */
-async function capture(
-  event: string,
-  distinctId: string,
-  properties: Record<string, unknown>,
-): Promise<void> {
-  await captureBatch(t, [
-    { event, properties: { distinct_id: distinctId, $lib: 'web', ...properties } },
-  ]);
-}
+const capture = (event: string, distinctId: string, properties: Record<string, unknown>) =>
+  captureEvents(t, { event, distinct_id: distinctId, properties });
 
 async function propertiesOf(distinctId: string): Promise<Record<string, unknown>> {
   const [newest] = await t.service.ctx.store.readAll({
@@ -39,13 +29,9 @@ async function propertiesOf(distinctId: string): Promise<Record<string, unknown>
     filter: { eventTypes: ['EventCaptured', ...personEventTypes] },
   });
   expect(await t.service.runners.get('persons')!.waitFor(newest!.position, 20_000)).toBe(true);
-  const res = await t.api(
-    'GET',
-    `/api/projects/${t.projectId}/persons/?distinct_id=${encodeURIComponent(distinctId)}`,
-  );
-  expect(res.status, res.text).toBe(200);
-  expect(res.body.count).toBe(1);
-  return res.body.results[0].properties;
+  const person = await personByDistinctId(t, distinctId);
+  expect(person).not.toBeNull();
+  return person.properties;
 }
 
 const page = (n: string) => ({
@@ -56,7 +42,7 @@ const page = (n: string) => ({
 
 /** A person created by a first `$pageview` of page a, with a custom key. */
 async function visitor(): Promise<string> {
-  const user = id('visitor');
+  const user = uniqueId('visitor');
   await capture('$pageview', user, { ...page('a'), $set: { plan: 'free' } });
   return user;
 }
