@@ -25,7 +25,11 @@ const schema = `
     id integer PRIMARY KEY, project_id integer NOT NULL, uuid uuid NOT NULL, properties jsonb NOT NULL,
     is_identified boolean NOT NULL, created_at timestamptz NOT NULL, version integer NOT NULL);
   CREATE INDEX IF NOT EXISTS persons_project_created ON persons (project_id, created_at DESC, id DESC);
-  CREATE INDEX IF NOT EXISTS persons_uuid ON persons (uuid);
+  -- Every lookup by uuid names the project too. With (uuid) alone, the planner, whose statistics lag
+  -- behind a table that grows by thousands of rows a second, AND-ed it with persons_project_created
+  -- and read the project's whole index for each uuid (130 ms a batch of 200 ids at 5,000 persons).
+  DROP INDEX IF EXISTS persons_uuid;
+  CREATE INDEX IF NOT EXISTS persons_project_uuid ON persons (project_id, uuid);
   CREATE TABLE IF NOT EXISTS person_distinct_ids (
     project_id integer NOT NULL, distinct_id text NOT NULL, person_id integer NOT NULL, ord bigint NOT NULL,
     PRIMARY KEY (project_id, distinct_id));
