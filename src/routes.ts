@@ -9,6 +9,7 @@ import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
+import { flagRemoteConfigRoutes } from '../queries/featureFlags/flagRemoteConfigRoutes.ts';
 import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRoutes.ts';
 import { userBlastRadiusRoutes } from '../queries/featureFlags/userBlastRadiusRoutes.ts';
 import { groupQueryRoutes } from '../queries/groups/groupQueryRoutes.ts';
@@ -38,6 +39,7 @@ export const routes = (
   featureFlagCommandRoutes(ctx),
   flagDashboardRoutes(ctx),
   localEvaluationRoutes(ctx),
+  flagRemoteConfigRoutes(ctx),
   userBlastRadiusRoutes(ctx),
   ingestionWarningRoutes(ctx),
   personQueryRoutes(ctx),

@@ -109,6 +109,15 @@ export const featureFlagsReader = (pool: pg.Pool) => ({
     return rows.map((r) => ({ ...r, revision: Number(r.revision) }));
   },
 
+  /** The project's live (not deleted) flag with this key: remote config names flags by key. */
+  async liveByKey(projectId: number, key: string): Promise<FlagRow | undefined> {
+    const { rows } = await pool.query<FlagRow>(
+      `${flagSelect} WHERE f.project_id = $1 AND f.key = $2 AND NOT f.deleted`,
+      [projectId, key],
+    );
+    return rows[0];
+  },
+
   /** Another live flag of the project using `key` (the command side's uniqueness check). */
   async isKeyTaken(projectId: number, key: string, exceptFlagId?: number): Promise<boolean> {
     const { rowCount } = await pool.query(

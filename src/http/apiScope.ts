@@ -23,7 +23,8 @@ declare module 'fastify' {
     scope?: string;
     /**
      * The project comes from the project API key in `?token=` (or `?api_key=`) instead of a
-     * `:project_id` parameter (local evaluation, posthog-node's URLs); the key must reach it.
+     * `:project_id` parameter (local evaluation, posthog-node's URLs); the key must reach it. A
+     * route with a `:project_id` too takes the token's project when a token is sent (remote config).
      */
     projectFromToken?: boolean;
   }
@@ -92,6 +93,11 @@ async function projectOfToken(
     );
   const project = (await auth.visibleProjects(principal)).find((p) => p.id === projectId);
   return project ?? fail(forbidden('The personal API key cannot reach the project of this token.'));
+}
+
+function hasToken(query: unknown): boolean {
+  const q = (typeof query === 'object' && query !== null ? query : {}) as Record<string, unknown>;
+  return [q.token, q.api_key].some((v) => typeof v === 'string' && v !== '');
 }
 
 export type ApiLimits = Readonly<{
@@ -183,10 +189,11 @@ export const apiScope =
       if (scope && !hasScope(principal.scopes, scope))
         fail(forbidden(`API key missing required scope '${scope}'`));
       const projectId = (request.params as Record<string, string> | undefined)?.project_id;
-      if (projectId !== undefined)
+      const fromToken = request.routeOptions.config?.projectFromToken === true;
+      // A route with both takes the token's project when a token is sent, as PostHog's routing does.
+      if (projectId !== undefined && !(fromToken && hasToken(request.query)))
         request.project = await resolveProject(auth, principal, projectId);
-      else if (request.routeOptions.config?.projectFromToken)
-        request.project = await projectOfToken(auth, principal, request.query);
+      else if (fromToken) request.project = await projectOfToken(auth, principal, request.query);
     });
     for (const slice of routes) await app.register(slice);
   };
