@@ -67,7 +67,7 @@ export type ListInput = Readonly<{
   orderBy?: readonly string[];
   limit: number;
   offset: number;
-  /** a page of whole events stops before this many bytes of event data (at least one event) */
+  /** a page is read in parts of at most this many bytes of event data (at least one event each) */
   maxBytes?: number;
 }>;
 
@@ -77,7 +77,15 @@ export type Paging =
   | { kind: 'offset' };
 
 export type ListResult =
-  | { kind: 'events'; rows: EventRow[]; more: boolean; paging: Paging; truncated: boolean }
+  | {
+      kind: 'events';
+      /** the page's first part */
+      rows: EventRow[];
+      /** the page's further parts, read one at a time by `readPagePart` (a page over `maxBytes`) */
+      rest: PagePart[];
+      more: boolean;
+      paging: Paging;
+    }
   | {
       kind: 'select';
       columns: string[];
@@ -202,28 +210,17 @@ export async function listEvents(ch: ClickHouse, input: ListInput): Promise<List
   const page = `LIMIT ${params.number(input.limit + 1)} OFFSET ${params.number(input.offset)}`;
 
   if (!select) {
-    const fitting =
-      input.maxBytes === undefined
-        ? undefined
-        : await pageThatFits(ch, where, orderSql, page, params, input);
-    const rows = await runEventsQuery<EventRow[]>(
-      ch,
-      fitting
-        ? `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} AND has(${params.strings(fitting)}, toString(uuid)) ORDER BY ${orderSql} LIMIT ${params.number(fitting.length)}`
-        : `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
-      params,
-      'JSONEachRow',
-    );
-    const shown = rows.slice(0, fitting ? fitting.length : input.limit);
-    const last = shown[fitting ? shown.length - 1 : input.limit - 1];
+    const parts = await pageParts(ch, where, orderSql, page, params, input);
+    const last = parts.at(-1)?.rows.at(-1);
     if (paging.kind === 'cursor' && last)
       paging.last = { timestamp: formatTimestamp(last._ts), uuid: last._id };
+    const [first, ...rest] = parts;
     return {
       kind: 'events',
-      rows: shown,
-      more: fitting !== undefined || rows.length > input.limit,
+      rows: first ? await readPagePart(ch, input.projectId, first) : [],
+      rest,
+      more: parts.more,
       paging,
-      truncated: fitting !== undefined,
     };
   }
 
@@ -302,33 +299,70 @@ export async function propertyValues(
   return rows.map((r) => r._v);
 }
 
+/** A run of a page's events whose data together fits in `maxBytes` (or a single larger event), in page order. */
+export type PagePart = Readonly<{ rows: readonly { _id: string; _ts: string }[] }>;
+
 /**
- * The ids of the page's first events whose data fits in `maxBytes` (at least one), or undefined
- * when the whole page fits. A cheap first read of sizes only, so a page of large events is never
- * loaded whole: ten 3 MB events once made one list answer 390 MB.
+ * The page split into parts of at most `maxBytes` of event data: a cheap first read of ids,
+ * timestamps and sizes only, so the server never holds more than one part of a page of large
+ * events (ten 3 MB events once made one list answer 390 MB), and the page is still whole: a
+ * client that stops at a page shorter than its `limit` (Airbyte's connector does) reads every event.
  */
-async function pageThatFits(
+async function pageParts(
   ch: ClickHouse,
   where: string,
   orderSql: string,
   page: string,
   params: Params,
   input: ListInput,
-): Promise<string[] | undefined> {
-  const sizes = await runEventsQuery<{ _id: string; _size: number }[]>(
+): Promise<PagePart[] & { more: boolean }> {
+  const sizes = await runEventsQuery<{ _id: string; _ts: string; _size: number }[]>(
     ch,
-    `SELECT toString(uuid) AS _id, length(properties) + length(elements_chain) + length(distinct_id) + length(event) AS _size
+    `SELECT toString(uuid) AS _id, toString(timestamp) AS _ts, length(properties) + length(elements_chain) + length(distinct_id) + length(event) AS _size
        FROM ${table(ch)} WHERE ${where} ORDER BY ${orderSql} ${page}`,
     params,
     'JSONEachRow',
   );
-  const candidates = sizes.slice(0, input.limit);
+  const budget = input.maxBytes ?? Infinity;
+  const parts: PagePart[] = [];
+  let rows: { _id: string; _ts: string }[] = [];
   let total = 0;
-  let fits = 0;
-  for (const row of candidates) {
-    if (fits > 0 && total + Number(row._size) > (input.maxBytes ?? Infinity)) break;
-    total += Number(row._size);
-    fits++;
+  for (const row of sizes.slice(0, input.limit)) {
+    const size = Number(row._size);
+    if (rows.length > 0 && total + size > budget) {
+      parts.push({ rows });
+      rows = [];
+      total = 0;
+    }
+    rows.push({ _id: row._id, _ts: row._ts });
+    total += size;
   }
-  return fits < candidates.length ? candidates.slice(0, fits).map((r) => r._id) : undefined;
+  if (rows.length > 0) parts.push({ rows });
+  return Object.assign(parts, { more: sizes.length > input.limit });
+}
+
+/**
+ * The events of one part of a page, in the page's order: by id within the part's time range (the
+ * range lets ClickHouse skip the rest of the project's events). An event deleted since the page
+ * was planned is missing from it.
+ */
+export async function readPagePart(
+  ch: ClickHouse,
+  projectId: number,
+  part: PagePart,
+): Promise<EventRow[]> {
+  const params = new Params();
+  const times = part.rows.map((r) => r._ts).sort();
+  const found = await runEventsQuery<EventRow[]>(
+    ch,
+    `SELECT ${EVENT_COLUMNS_SQL} FROM ${table(ch)}
+      WHERE team_id = ${params.number(projectId)}
+        AND timestamp >= toDateTime64(${params.string(times[0]!)}, 6, 'UTC')
+        AND timestamp <= toDateTime64(${params.string(times.at(-1)!)}, 6, 'UTC')
+        AND has(${params.strings(part.rows.map((r) => r._id))}, toString(uuid))`,
+    params,
+    'JSONEachRow',
+  );
+  const byId = new Map(found.map((row) => [row._id, row]));
+  return part.rows.flatMap((r) => byId.get(r._id) ?? []);
 }

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
@@ -6,7 +7,9 @@ import {
   getEvent,
   type ListResult,
   listEvents,
+  type PagePart,
   propertyValues,
+  readPagePart,
 } from '../../projections/events/eventsReader.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { parseDateParam } from '../../projections/shared/dateParam.ts';
@@ -37,7 +40,12 @@ export const awaitCapturedEvents =
   () =>
     awaitNewest(ctx, { eventTypes: ['EventCaptured'] }, eventsProjection, personsProjection);
 
-export const MAX_LIMIT = 1000;
+/**
+ * The largest page: PostHog's events list took up to 10,000 (hogql's MAX_SELECT_RETURNED_ROWS,
+ * which the Airbyte connector asks for); more is a 400, not a clamp, since a clamped page is
+ * shorter than asked and a client stopping at a short page would take it for the end.
+ */
+export const MAX_LIMIT = 10_000;
 const StringOrList = z.union([z.string(), z.array(z.string())]);
 const Format = z.enum(['json', 'csv']).optional().describe('csv: a CSV file instead of JSON');
 
@@ -84,8 +92,11 @@ const ListQuery = z.object({
     .number()
     .int()
     .min(1)
+    .max(MAX_LIMIT, `limit is at most ${MAX_LIMIT}: ask for less and follow next`)
     .optional()
-    .describe(`default 100, at most ${MAX_LIMIT} (larger values are lowered)`),
+    .describe(
+      `default 100, at most ${MAX_LIMIT} (more: 400); a page shorter than limit is the last one`,
+    ),
   offset: z.coerce.number().int().min(0).default(0).describe('results to skip'),
   format: Format,
 });
@@ -130,6 +141,9 @@ function uuidParam(raw: string | undefined, name: string, detail: string): strin
 }
 
 const csv = (reply: FastifyReply, body: string) => reply.type('text/csv; charset=utf-8').send(body);
+/** JSON text streamed as it is produced (fastify sends a stream as is, past the response schema). */
+const jsonStream = (reply: FastifyReply, parts: AsyncIterable<string>) =>
+  reply.type('application/json; charset=utf-8').send(Readable.from(parts));
 
 function nextLink(
   request: FastifyRequest,
@@ -139,21 +153,53 @@ function nextLink(
 ): string | null {
   if (!result.more) return null;
   const base = requestUrl(request.protocol, request.headers.host, request.url);
-  if (result.paging.kind === 'offset') {
-    // a page cut short by its byte budget continues right after its last event
-    const step = result.kind === 'events' && result.truncated ? result.rows.length : limit;
-    return offsetUrl(base, offset, limit, step);
-  }
+  if (result.paging.kind === 'offset') return offsetUrl(base, offset, limit);
   return result.paging.last
     ? timestampCursorUrl(base, result.paging.descending, result.paging.last)
     : null;
 }
 
 /**
+ * A page larger than the byte budget, as JSON text part by part: the server holds one part of
+ * the page at a time, and the client still gets the whole page (`next` is known from the plan).
+ * A failure after the first part ends the response early (the client sees broken JSON, never a
+ * short page that looks whole).
+ */
+async function* pageInParts(
+  ctx: AppContext,
+  ch: ClickHouse,
+  projectId: number,
+  next: string | null,
+  first: EventView[],
+  rest: readonly PagePart[],
+  log: FastifyBaseLogger,
+): AsyncGenerator<string> {
+  yield `{"next":${JSON.stringify(next)},"results":[`;
+  let written = 0;
+  const write = async (events: EventView[]) => {
+    const text = (await withPersons(ctx.pool, projectId, events))
+      .map((e) => JSON.stringify(e))
+      .join(',');
+    const out = events.length > 0 && written > 0 ? `,${text}` : text;
+    written += events.length;
+    return out;
+  };
+  try {
+    yield await write(first);
+    for (const part of rest)
+      yield await write((await readPagePart(ch, projectId, part)).map(toEventView));
+  } catch (error) {
+    log.error({ err: error }, 'events page failed after its first part');
+    throw error;
+  }
+  yield ']}';
+}
+
+/**
  * The events REST API (api-spec.md "Events (REST)", capture.md §4.2) over the ClickHouse
  * `events` table: list with filters, HogQL select/where, CSV; one event; property values.
  */
-/** Bytes of event data one page of the events list may carry: a page of large events is cut short. */
+/** Bytes of event data the server holds at once for a page of the events list: a larger page is read and sent in parts. */
 export const DEFAULT_EVENTS_PAGE_MAX_BYTES = 32 * 1024 * 1024;
 
 export const eventQueryRoutes =
@@ -215,7 +261,7 @@ export const eventQueryRoutes =
             );
           }
         }
-        const limit = Math.min(q.limit ?? 100, MAX_LIMIT);
+        const limit = q.limit ?? 100;
         const input = {
           projectId: projectOf(request).id,
           now,
@@ -257,6 +303,21 @@ export const eventQueryRoutes =
           maxBytes: pageMaxBytes,
         });
         const events = result.kind === 'events' ? result.rows.map(toEventView) : [];
+        const next = nextLink(request, result, q.offset, limit);
+        if (result.kind === 'events' && result.rest.length > 0 && q.format === 'csv')
+          // a CSV's columns come from every event, so it is built whole: refused rather than cut short
+          fail(
+            validation(
+              'invalid_input',
+              `format=csv: these ${limit} events carry more than ${pageMaxBytes} bytes; ask for fewer (limit) or narrow the filters`,
+              'limit',
+            ),
+          );
+        if (result.kind === 'events' && result.rest.length > 0)
+          return jsonStream(
+            reply,
+            pageInParts(ctx, ch, input.projectId, next, events, result.rest, request.log),
+          );
         if (q.format === 'csv')
           return csv(
             reply,
@@ -264,7 +325,6 @@ export const eventQueryRoutes =
               ? eventsCsv(events)
               : selectCsv(result.columns, result.results),
           );
-        const next = nextLink(request, result, q.offset, limit);
         if (result.kind !== 'events')
           return { columns: result.columns, types: result.types, results: result.results, next };
         return { next, results: await withPersons(ctx.pool, projectOf(request).id, events) };

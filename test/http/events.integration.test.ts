@@ -216,11 +216,16 @@ describe('GET events/', () => {
     expectValidation(await t.api('GET', eventsPath({ before: '2024-13-01' })), 'before');
   });
 
-  it('limits (default 100, larger values lowered to 1000) and offsets', async () => {
+  it('limits (default 100, at most 10,000: more is a 400, never a shorter page) and offsets', async () => {
     const three = await list({ limit: '3' });
     expect(three.results).toHaveLength(3);
     expect(three.next).not.toBeNull();
-    expect((await list({ limit: '5000' })).results).toHaveLength(10);
+    const all = await list({ limit: '10000' });
+    expect(all.results).toHaveLength(10);
+    expect(all.next).toBeNull();
+    const over = await t.api('GET', eventsPath({ limit: '10001' }));
+    expectValidation(over, 'limit');
+    expect(over.body.detail).toContain('at most 10000');
     expect(names((await list({ event: 'pageview', offset: '1' })).results)).toEqual(['e2', 'e1']);
     expectValidation(await t.api('GET', eventsPath({ limit: '0' })), 'limit');
     expectValidation(await t.api('GET', eventsPath({ limit: 'many' })), 'limit');
