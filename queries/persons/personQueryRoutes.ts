@@ -37,13 +37,20 @@ const ListQuery = z.object({
     .describe(
       'JSON list of person property filters [{key, value, operator, type: "person"}], or an AND/OR group',
     ),
+  cohort: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_147_483_647)
+    .optional()
+    .describe('only the persons of this cohort (an unknown cohort: none)'),
   limit: z.coerce
     .number()
     .int()
     .min(1)
     .optional()
     .describe(
-      `default 100, at most ${MAX_LIMIT} (CSV: default ${CSV_DEFAULT_LIMIT}, at most ${CSV_MAX_LIMIT}); larger values are lowered`,
+      `default 100, at most ${MAX_LIMIT} (CSV: default ${CSV_DEFAULT_LIMIT}, at most ${CSV_MAX_LIMIT}); more: 400`,
     ),
   offset: z.coerce.number().int().min(0).default(0).describe('results to skip'),
   include_total: z.string().optional().describe('accepted; count is always included'),
@@ -62,7 +69,7 @@ const GroupType = z
   })
   .meta({ id: 'GroupType' });
 
-function parseProperties(raw: string | undefined): unknown {
+export function parseProperties(raw: string | undefined): unknown {
   if (raw === undefined || raw.trim() === '') return undefined;
   try {
     return JSON.parse(raw);
@@ -109,9 +116,18 @@ export const personQueryRoutes =
       async (request, reply) => {
         const q = request.query;
         const csv = q.format === 'csv';
-        const limit = csv
-          ? Math.min(q.limit ?? CSV_DEFAULT_LIMIT, CSV_MAX_LIMIT)
-          : Math.min(q.limit ?? 100, MAX_LIMIT);
+        const max = csv ? CSV_MAX_LIMIT : MAX_LIMIT;
+        // a 400, not a clamp: a clamped page is shorter than asked, and a client stopping at a
+        // short page (Airbyte's connector) would take it for the end of the list
+        if (q.limit !== undefined && q.limit > max)
+          fail(
+            validation(
+              'invalid_input',
+              `limit is at most ${max}${csv ? ' with format=csv' : ''}: ask for less and follow next`,
+              'limit',
+            ),
+          );
+        const limit = q.limit ?? (csv ? CSV_DEFAULT_LIMIT : 100);
         const input = {
           projectId: projectOf(request).id,
           now: ctx.now(),
@@ -119,6 +135,7 @@ export const personQueryRoutes =
           email: q.email,
           search: q.search,
           properties: parseProperties(q.properties),
+          cohortId: q.cohort,
         };
         const where = personWhere(input);
         await caughtUp();

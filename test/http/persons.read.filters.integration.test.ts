@@ -198,6 +198,10 @@ describe('list', () => {
       expectValidation(res, 'properties');
     }
     expectValidation(await t.api('GET', path('limit=0')), 'limit');
+    // over the maximum is a 400, not a page silently shorter than asked
+    expectValidation(await t.api('GET', path('limit=1001')), 'limit');
+    expectValidation(await t.api('GET', path('format=csv&limit=100001')), 'limit');
+    expect((await t.api('GET', path('limit=1000'))).status).toBe(200);
     expectValidation(await t.api('GET', path('format=xml')), 'format');
   });
 });
