@@ -3,6 +3,7 @@ import { type ChProjection, chCheckpointId } from '../src/processing/clickhouseP
 import { checkpointId, type EventFilter, type PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
 import { personDistinctIdProjection } from './analytics/personDistinctIdProjection.ts';
+import { annotationsProjection } from './annotations/annotationsProjection.ts';
 import { cohortsProjection } from './cohorts/cohortsProjection.ts';
 import { dashboardsProjection } from './dashboards/dashboardsProjection.ts';
 import { eventDeletionsProjection } from './eventDeletions/eventDeletionsProjection.ts';
@@ -31,6 +32,7 @@ export const pgProjections: readonly PgProjection[] = [
   ingestionWarningsProjection,
   personsProjection,
   eventDeletionsProjection,
+  annotationsProjection,
 ];
 /** The list with the persons read model as `INGESTION_WORKERS` builds it (the same list for 1). */
 export const pgProjectionsFor = (ingestionWorkers: number): readonly PgProjection[] =>

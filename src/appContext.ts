@@ -36,6 +36,8 @@ export const idSequences = [
   'role_access',
   'cohort',
   'dashboard',
+  'annotation',
+  'action',
 ] as const;
 export type IdSequence = (typeof idSequences)[number];
 

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { annotationCommandRoutes } from '../commands/annotations/annotationRoutes.ts';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { flagDashboardRoutes } from '../commands/featureFlags/flagDashboardRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import type { FlagDefinitions } from '../projections/featureFlags/flagDefinitions.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
+import { annotationQueryRoutes } from '../queries/annotations/annotationQueryRoutes.ts';
 import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
@@ -51,4 +53,6 @@ export const routes = (
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),
   projectionRoutes(ctx),
+  annotationQueryRoutes(ctx),
+  annotationCommandRoutes(ctx),
 ];
