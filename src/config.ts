@@ -157,7 +157,8 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   CAPTURE_MAX_EVENT_PROPERTIES: 'most properties + $set + $set_once keys of one event; more: 413',
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
   CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
-  EVENTS_PAGE_MAX_BYTES: 'event bytes one page of the events list may carry',
+  EVENTS_PAGE_MAX_BYTES:
+    'event bytes of an events-list page the server holds at once (a larger page is sent in parts)',
   INGESTION_WORKERS:
     'runners of the persons read model, partitioned by (project, distinct id); changing it needs `rebuild persons`',
   READ_YOUR_WRITES_TIMEOUT_MS: 'how long a REST write waits for its read model',
