@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { type ChProjection, chCheckpointId } from '../src/processing/clickhouseProjection.ts';
 import { checkpointId, type EventFilter, type PgProjection } from '../src/processing/projection.ts';
 import { accessProjection } from './access/accessProjection.ts';
+import { actionsProjection } from './actions/actionsProjection.ts';
 import { personDistinctIdProjection } from './analytics/personDistinctIdProjection.ts';
 import { annotationsProjection } from './annotations/annotationsProjection.ts';
 import { cohortsProjection } from './cohorts/cohortsProjection.ts';
@@ -33,6 +34,7 @@ export const pgProjections: readonly PgProjection[] = [
   personsProjection,
   eventDeletionsProjection,
   annotationsProjection,
+  actionsProjection,
 ];
 /** The list with the persons read model as `INGESTION_WORKERS` builds it (the same list for 1). */
 export const pgProjectionsFor = (ingestionWorkers: number): readonly PgProjection[] =>

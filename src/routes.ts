@@ -8,6 +8,7 @@ import type { FlagDefinitions } from '../projections/featureFlags/flagDefinition
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { annotationQueryRoutes } from '../queries/annotations/annotationQueryRoutes.ts';
 import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
+import { cohortPersonsRoutes } from '../queries/cohorts/cohortPersonsRoutes.ts';
 import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
@@ -48,6 +49,7 @@ export const routes = (
   groupQueryRoutes(ctx),
   cohortQueryRoutes(ctx),
   personCohortsRoutes(ctx),
+  cohortPersonsRoutes(ctx),
   cohortCommandRoutes(ctx, flagDefinitions, cohortChanged),
   personTimeTravelRoutes(ctx),
   personCommandRoutes(ctx),

@@ -195,6 +195,8 @@ export type PersonListInput = Readonly<{
   search?: string | undefined;
   /** the parsed `properties` parameter */
   properties?: unknown;
+  /** only the persons this cohort holds (a static cohort's, a dynamic one's last calculation) */
+  cohortId?: number | undefined;
 }>;
 
 /** The WHERE clause of the persons list, with its parameters (persons alias `p`). */
@@ -206,7 +208,7 @@ const distinctIdOwner = (params: PgParams, projectParam: string, distinctId: str
 /**
  * capture.md §4.1 filters: project, not created more than a day in the future, distinct_id (owner of
  * that id), email (exact on properties.email), search (email substring, case-insensitive, or exact
- * distinct id, or exact uuid), properties (person property filters). Pure: a filter error is thrown
+ * distinct id, or exact uuid), properties (person property filters), cohort (its members). Pure: a filter error is thrown
  * here, before anything is read.
  */
 export function personWhere(input: PersonListInput): PersonWhere {
@@ -229,6 +231,12 @@ export function personWhere(input: PersonListInput): PersonWhere {
       any.push(`p.uuid = ${params.add(input.search.toLowerCase(), 'uuid')}`);
     parts.push(`(${any.join(' OR ')})`);
   }
+  // The cohorts read model's member table, read here across folders (as PostHog's persons list
+  // joins cohortpeople): one statement, however many members the cohort has.
+  if (input.cohortId !== undefined)
+    parts.push(
+      `p.uuid IN (SELECT cp.person_uuid FROM cohort_people cp WHERE cp.cohort_id = ${params.add(input.cohortId, 'int')})`,
+    );
   const filters = compilePersonFilters(input.properties, params, input.now);
   if (filters) parts.push(filters.sql);
   return { sql: parts.join(' AND '), params, regexes: filters?.regexes ?? [] };
