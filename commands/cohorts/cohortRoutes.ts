@@ -18,6 +18,7 @@ import { requestMetadata } from '../../src/http/requestMetadata.ts';
 import { cohortDeps } from './cohortDeps.ts';
 import { createCohort } from './createCohort.ts';
 import { createStaticCohortForFlag } from './createStaticCohortForFlag.ts';
+import { filtersOfGroups, LegacyGroups } from './legacyGroups.ts';
 import { CohortFiltersInput } from './model/cohortFilters.ts';
 import { patchCohort } from './patchCohort.ts';
 import { addToStaticCohort, createStaticCohort, distinctIdsOfCsv } from './staticCohorts.ts';
@@ -32,7 +33,7 @@ const writable = {
     .describe(
       'a fixed set of persons (from `csv`, or create_static_cohort_for_flag) instead of filters',
     ),
-  groups: z.array(z.unknown()).max(0).optional().describe('legacy groups: use filters'),
+  groups: LegacyGroups.optional(),
   csv: z
     .string()
     .optional()
@@ -62,6 +63,13 @@ export const MAX_PERSONS_FOR_FLAG_COHORT = 100_000;
 /** Largest multipart body (a CSV of distinct ids) the cohort routes take. */
 export const COHORT_CSV_MAX_BYTES = 10 * 1024 * 1024;
 const EMPTY_FILTERS = { properties: { type: 'AND' as const, values: [] } };
+
+/**
+ * PostHog reads a cohort's deprecated `groups` only when it has no `filters`: so here, converted
+ * to the equivalent filters (an empty list means none).
+ */
+const legacyFilters = (groups: z.infer<typeof LegacyGroups> | undefined) =>
+  groups !== undefined && groups.length > 0 ? filtersOfGroups(groups) : undefined;
 
 /** Bytes of a multipart field decoded between two turns of the event loop (a few ms each). */
 const DECODE_CHUNK_BYTES = 256 * 1024;
@@ -149,14 +157,15 @@ export const cohortCommandRoutes =
       async (request, reply) => {
         const body = request.body;
         const input = { projectId: projectOf(request).id, userId: principalOf(request).user.id };
+        const filters = body.filters ?? legacyFilters(body.groups);
         const fields = {
           name: body.name,
           description: body.description ?? '',
-          filters: body.filters ?? EMPTY_FILTERS,
+          filters: filters ?? EMPTY_FILTERS,
         };
         if (body.csv !== undefined && body.is_static !== true)
           fail(invalidInput('A CSV file makes a static cohort: send is_static true.', 'is_static'));
-        if (body.is_static !== true && body.filters === undefined) fail(required('filters'));
+        if (body.is_static !== true && filters === undefined) fail(required('filters'));
         const { cohortId } =
           body.is_static === true
             ? await createStaticCohort(
@@ -182,7 +191,9 @@ export const cohortCommandRoutes =
         },
       },
       async (request) => {
-        const { is_static, groups: _groups, csv, ...changes } = request.body;
+        const { is_static, groups, csv, ...given } = request.body;
+        const changes = { ...given, filters: given.filters ?? legacyFilters(groups) };
+        if (changes.filters === undefined) delete changes.filters;
         if (is_static !== undefined) {
           const row = await cohorts.get(projectOf(request).id, request.params.id);
           if (row && row.is_static !== is_static)
