@@ -102,3 +102,36 @@ export async function retentionActors(
   );
   return { personUuids: rows.slice(0, limit).map((r) => r.person), hasMore: rows.length > limit };
 }
+
+/**
+ * PostHog's `display=ActionsTable` rows: the persons of cohort `cohort`, each with the intervals j
+ * (0 = the cohort's own) in which they did the returning event; most such intervals first, then by
+ * person (PostHog's `ORDER BY length(appearances) DESC, actor_id`).
+ */
+export async function retentionAppearances(
+  ch: ClickHouse,
+  input: RetentionInput,
+  cohort: number,
+  limit: number,
+  offset: number,
+): Promise<{ rows: { person: string; appearances: number[] }[]; hasMore: boolean }> {
+  const params = new Params();
+  const c = params.number(cohort);
+  const n = params.number(input.starts.length);
+  const rows = await runEventsQuery<{ person: string; appearances: number[] }[]>(
+    ch,
+    `SELECT person, arrayFilter(j -> j = 0 OR has(returns, ${c} + j), range(toUInt32(${n} - ${c}))) AS appearances
+       FROM (${perPerson(ch, input, params)}) WHERE has(cohorts, ${c})
+      ORDER BY length(appearances) DESC, person
+      LIMIT ${params.number(limit + 1)} OFFSET ${params.number(offset)}`,
+    params,
+    'JSONEachRow',
+  );
+  return {
+    rows: rows.slice(0, limit).map((r) => ({
+      person: r.person,
+      appearances: r.appearances.map(Number),
+    })),
+    hasMore: rows.length > limit,
+  };
+}

@@ -30,14 +30,14 @@ export type ActorsPage = { personUuids: string[]; hasMore: boolean };
 export type ActorsSource = (limit: number, offset: number) => Promise<ActorsPage>;
 
 /** The persons of `uuids`, in that order. */
-async function peopleOf(pool: pg.Pool, projectId: number, uuids: readonly string[]) {
+export async function peopleOf(pool: pg.Pool, projectId: number, uuids: readonly string[]) {
   const records = await personBatchesReader(pool).byUuids(projectId, uuids);
   const byUuid = new Map(records.map((r) => [r.uuid, r]));
   const ordered = uuids.flatMap((u) => byUuid.get(u) ?? []);
   return { records: ordered, missing: uuids.length - ordered.length };
 }
 
-function links(request: FastifyRequest, limit: number, offset: number, hasMore: boolean) {
+export function links(request: FastifyRequest, limit: number, offset: number, hasMore: boolean) {
   const base = new URL(request.url, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
   const at = (o: number) => {
     const url = new URL(base);

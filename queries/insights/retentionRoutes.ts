@@ -6,6 +6,7 @@ import {
   type RetentionEntity,
   type RetentionInput,
   retentionActors,
+  retentionAppearances,
   retentionTable,
 } from '../../projections/analytics/retentionReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
@@ -18,6 +19,11 @@ import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
 import { addIntervals, rangeEnd, startOf } from './insightDates.ts';
 import { InsightQuery, seriesInput } from './insightParams.ts';
+import {
+  appearanceCohort,
+  appearancesJson,
+  RetentionAppearancesResponse,
+} from './retentionAppearances.ts';
 
 const PERIODS = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' } as const;
 
@@ -67,6 +73,20 @@ const RetentionQuery = InsightQuery.omit({ events: true, interval: true, date_fr
     .default(0)
     .describe(
       'actors: the cell — persons of the cohort who came back this many intervals later (0: the whole cohort)',
+    ),
+  display: z
+    .string()
+    .max(40)
+    .optional()
+    .describe(
+      "actors: ActionsTable answers PostHog's `{result: [{person, appearances}], next}` (the cohort's persons, each with the intervals they came back in); else the actors page",
+    ),
+  breakdown_values: z
+    .string()
+    .max(100)
+    .optional()
+    .describe(
+      "actors with display=ActionsTable: `[<cohort>]`, the cohort as PostHog's table links name it (selected_interval wins)",
     ),
 });
 type RetentionQuery = z.infer<typeof RetentionQuery>;
@@ -184,18 +204,39 @@ export const retentionRoutes =
           summary: 'Persons of one retention cohort, or of one cell',
           params: ProjectParams,
           querystring: RetentionQuery,
-          response: { 200: ActorsResponse.describe('text/csv with format=csv'), ...errorResponses },
+          response: {
+            200: z
+              .union([ActorsResponse, RetentionAppearancesResponse])
+              .describe('RetentionAppearances with display=ActionsTable; text/csv with format=csv'),
+            ...errorResponses,
+          },
         },
       },
       async (request, reply) => {
         const q = request.query;
         const retention = await input(request, q);
-        const cohort = q.selected_interval ?? 0;
+        const table = q.display === 'ActionsTable' && q.format !== 'csv';
+        const cohort = table
+          ? appearanceCohort(q.selected_interval, q.breakdown_values)
+          : (q.selected_interval ?? 0);
         if (cohort >= q.total_intervals)
           fail(
             invalidInput('selected_interval must be below total_intervals.', 'selected_interval'),
           );
         await awaitAnalytics(ctx);
+        if (table) {
+          const page = await retentionAppearances(ch, retention, cohort, q.limit, q.offset);
+          const length = q.total_intervals - (q.selected_interval ?? 0);
+          return appearancesJson(
+            request,
+            ctx.pool,
+            projectOf(request).id,
+            page,
+            length,
+            q.limit,
+            q.offset,
+          );
+        }
         return answerActors(request, reply, ctx.pool, projectOf(request).id, q, (limit, offset) =>
           retentionActors(ch, retention, cohort, q.returning_interval, limit, offset),
         );
