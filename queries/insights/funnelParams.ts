@@ -50,7 +50,9 @@ export const FunnelQuery = InsightQuery.extend({
     .string()
     .max(1000)
     .optional()
-    .describe('actors: only this breakdown value'),
+    .describe(
+      'actors: only this breakdown value: bare (`ads`), or JSON as PostHog\'s funnel links send it (`"ads"`, `["ads"]`, a number)',
+    ),
   breakdown_limit: z.coerce
     .number()
     .int()
@@ -82,6 +84,31 @@ export function funnelSteps(q: FunnelQuery): {
     names: entities.map((e) => e.name),
     order: q.funnel_order_type ?? 'ordered',
   };
+}
+
+/**
+ * The breakdown value `funnel_step_breakdown` names. PostHog reads the parameter as JSON when it
+ * parses (its funnel links send `["ads"]`: a one-value list, as a breakdown value is a list in its
+ * multi-property breakdowns) and as the bare text otherwise; a number stands for its text.
+ */
+export function stepBreakdownValue(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (Array.isArray(value) && value.length === 1) value = value[0];
+  if (value === null) return undefined;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value);
+  return fail(
+    invalidInput(
+      'funnel_step_breakdown must be one breakdown value: text, or JSON text, a number or a one-value list.',
+      'funnel_step_breakdown',
+    ),
+  );
 }
 
 /** A POST body (PostHog sends the filter as JSON): lists and objects as the JSON text the query holds. */

@@ -15,7 +15,13 @@ import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
 import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
-import { FunnelQuery, funnelInput, funnelSteps, parseFunnelRequest } from './funnelParams.ts';
+import {
+  FunnelQuery,
+  funnelInput,
+  funnelSteps,
+  parseFunnelRequest,
+  stepBreakdownValue,
+} from './funnelParams.ts';
 
 const Body = z
   .record(z.string(), z.unknown())
@@ -72,6 +78,7 @@ export const funnelRoutes =
       const q = parseFunnelRequest(request.query, request.body);
       const funnel = await input(request, q);
       const step = q.funnel_step ?? 1;
+      const breakdownValue = stepBreakdownValue(q.funnel_step_breakdown);
       if (step === 0 || step === -1 || Math.abs(step) > funnel.steps.length)
         fail(
           invalidInput(
@@ -81,7 +88,7 @@ export const funnelRoutes =
         );
       await awaitAnalytics(ctx);
       return answerActors(request, reply, ctx.pool, projectOf(request).id, q, (limit, offset) =>
-        funnelActors(ch, funnel, step, q.funnel_step_breakdown, limit, offset),
+        funnelActors(ch, funnel, step, breakdownValue, limit, offset),
       );
     };
 
