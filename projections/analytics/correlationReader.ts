@@ -1,12 +1,14 @@
 /**
  * Funnel correlation: which events go with converting (reaching the last step) or dropping off
  * (reaching step 1 only partly), among the persons of a funnel (funnelReader.ts). Events are
- * those the person did in the funnel's date range, the funnel's own step events left out.
+ * those the person did inside their path through the funnel (funnelPaths.ts), as PostHog counts
+ * them, the funnel's own step events left out.
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { runEventsQuery } from '../events/eventsReader.ts';
 import { Params } from '../events/sqlParams.ts';
 import { eventsWithPersons, PERSON_SQL, seriesConditions } from './analyticsSql.ts';
+import { funnelPathsSql } from './funnelPaths.ts';
 import { type FunnelInput, funnelPerPerson } from './funnelReader.ts';
 
 export type EventCorrelation = { event: string; success: number; failure: number };
@@ -17,12 +19,23 @@ function outcomes(ch: ClickHouse, input: FunnelInput, params: Params): string {
             FROM (${funnelPerPerson(ch, input, params)}) WHERE reached >= 1`;
 }
 
+/**
+ * The other events each funnel person did inside their path, as PostHog counts them: after the
+ * path's step-1 event and before its last step's (converted), or before the window's end after
+ * step 1 (dropped off); in the date range too.
+ */
 function personEvents(ch: ClickHouse, input: FunnelInput, params: Params): string {
   const steps = input.steps.flatMap((s) => (s.event === null ? [] : [s.event]));
-  return `SELECT DISTINCT toString(${PERSON_SQL}) AS person, e.event AS event
-            FROM ${eventsWithPersons(ch, params, input.projectId)}
-           WHERE ${seriesConditions({ ...input, event: null }, params).join(' AND ')}
-             AND NOT has(${params.strings(steps)}, e.event)`;
+  const w = params.number(Math.max(0, Math.floor(input.windowSeconds)) * 1_000_000);
+  const events = `SELECT toString(${PERSON_SQL}) AS person, e.event AS event,
+                         toInt64(toUnixTimestamp64Micro(e.timestamp)) AS us
+                    FROM ${eventsWithPersons(ch, params, input.projectId)}
+                   WHERE ${seriesConditions({ ...input, event: null }, params).join(' AND ')}
+                     AND NOT has(${params.strings(steps)}, e.event)`;
+  return `SELECT DISTINCT pe.person AS person, pe.event AS event
+            FROM (${events}) AS pe
+            INNER JOIN (${funnelPathsSql(ch, input, params)}) AS b ON b.person = pe.person
+           WHERE pe.us > b.first_us AND pe.us < coalesce(b.final_us, b.first_us + ${w})`;
 }
 
 /** Persons who converted / dropped off in total, and per other event: one pass over the funnel. */

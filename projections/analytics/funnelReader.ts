@@ -40,8 +40,16 @@ function stepCondition(step: FunnelStep, input: FunnelInput, params: Params): st
   return parts.length === 0 ? '1' : parts.join(' AND ');
 }
 
-/** `person`, `reached` (0…n) and `bv` per person who did any step in the range. */
-export function funnelPerPerson(ch: ClickHouse, input: FunnelInput, params: Params): string {
+/**
+ * `person`, `reached` (0…n) and `bv` per person who did any step in the range; `withEvents` adds
+ * `evs`, the person's events in time order as (µs since the epoch, bit i set: matches step i + 1).
+ */
+export function funnelPerPerson(
+  ch: ClickHouse,
+  input: FunnelInput,
+  params: Params,
+  withEvents = false,
+): string {
   const conds = input.steps.map((s) => stepCondition(s, input, params));
   const window = params.number(Math.max(0, Math.floor(input.windowSeconds)));
   const ts = 'toDateTime(e.timestamp)';
@@ -60,7 +68,11 @@ export function funnelPerPerson(ch: ClickHouse, input: FunnelInput, params: Para
     : 'NULL';
   // Strict order counts every event of the person in the range, not only the steps' events.
   const anyStep = input.order === 'strict' ? '1' : conds.map((c) => `(${c})`).join(' OR ');
-  return `SELECT toString(${PERSON_SQL}) AS person, ${reached} AS reached, ${bv} AS bv
+  const mask = conds.map((c, i) => `toUInt64(${c}) * ${2 ** i}`).join(' + ');
+  const evs = withEvents
+    ? `, arraySort(x -> x.1, groupArray((toInt64(toUnixTimestamp64Micro(e.timestamp)), ${mask}))) AS evs`
+    : '';
+  return `SELECT toString(${PERSON_SQL}) AS person, ${reached} AS reached, ${bv} AS bv${evs}
             FROM ${eventsWithPersons(ch, params, input.projectId)}
            WHERE ${seriesConditions({ ...input, event: null }, params).join(' AND ')} AND (${anyStep})
            GROUP BY person`;
