@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { actionCommandRoutes } from '../commands/actions/actionRoutes.ts';
 import { annotationCommandRoutes } from '../commands/annotations/annotationRoutes.ts';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
@@ -6,6 +7,7 @@ import { flagDashboardRoutes } from '../commands/featureFlags/flagDashboardRoute
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
 import type { FlagDefinitions } from '../projections/featureFlags/flagDefinitions.ts';
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
+import { actionQueryRoutes } from '../queries/actions/actionQueryRoutes.ts';
 import { annotationQueryRoutes } from '../queries/annotations/annotationQueryRoutes.ts';
 import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { cohortPersonsRoutes } from '../queries/cohorts/cohortPersonsRoutes.ts';
@@ -57,4 +59,6 @@ export const routes = (
   projectionRoutes(ctx),
   annotationQueryRoutes(ctx),
   annotationCommandRoutes(ctx),
+  actionQueryRoutes(ctx),
+  actionCommandRoutes(ctx),
 ];
