@@ -18,6 +18,7 @@ import {
 import { featureFlagsProjection } from './featureFlags/featureFlagsProjection.ts';
 import { hashKeyOverridesProjection } from './featureFlags/hashKeyOverridesProjection.ts';
 import { ingestionWarningsProjection } from './ingestionWarnings/ingestionWarningsProjection.ts';
+import { insightsProjection } from './insights/insightsProjection.ts';
 import { groupTypesLookup } from './persons/groupTypesLookup.ts';
 import { personMappingLookup } from './persons/personMappingLookup.ts';
 import { personsProjection } from './persons/personsProjection.ts';
@@ -35,6 +36,7 @@ export const pgProjections: readonly PgProjection[] = [
   eventDeletionsProjection,
   annotationsProjection,
   actionsProjection,
+  insightsProjection,
 ];
 /** The list with the persons read model as `INGESTION_WORKERS` builds it (the same list for 1). */
 export const pgProjectionsFor = (ingestionWorkers: number): readonly PgProjection[] =>

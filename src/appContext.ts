@@ -38,6 +38,8 @@ export const idSequences = [
   'dashboard',
   'annotation',
   'action',
+  'insight',
+  'dashboard_tile',
 ] as const;
 export type IdSequence = (typeof idSequences)[number];
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { actionCommandRoutes } from '../commands/actions/actionRoutes.ts';
 import { annotationCommandRoutes } from '../commands/annotations/annotationRoutes.ts';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
+import { dashboardCommandRoutes } from '../commands/dashboards/dashboardRoutes.ts';
 import { featureFlagCommandRoutes } from '../commands/featureFlags/featureFlagRoutes.ts';
 import { flagDashboardRoutes } from '../commands/featureFlags/flagDashboardRoutes.ts';
 import { personCommandRoutes } from '../commands/persons/personRoutes.ts';
@@ -19,6 +20,7 @@ import { localEvaluationRoutes } from '../queries/featureFlags/localEvaluationRo
 import { userBlastRadiusRoutes } from '../queries/featureFlags/userBlastRadiusRoutes.ts';
 import { groupQueryRoutes } from '../queries/groups/groupQueryRoutes.ts';
 import { ingestionWarningRoutes } from '../queries/ingestionWarnings/ingestionWarningRoutes.ts';
+import { savedInsightQueryRoutes } from '../queries/insights/savedInsightQueryRoutes.ts';
 import { personActivityRoutes } from '../queries/persons/personActivityRoutes.ts';
 import { personQueryRoutes } from '../queries/persons/personQueryRoutes.ts';
 import { personTimeTravelRoutes } from '../queries/personTimeTravel/personTimeTravelRoutes.ts';
@@ -57,6 +59,8 @@ export const routes = (
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),
   projectionRoutes(ctx),
+  savedInsightQueryRoutes(ctx),
+  dashboardCommandRoutes(ctx),
   annotationQueryRoutes(ctx),
   annotationCommandRoutes(ctx),
   actionQueryRoutes(ctx),

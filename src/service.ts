@@ -3,6 +3,7 @@ import { captureDeps } from '../commands/capture/captureEvents.ts';
 import { captureRoutes } from '../commands/capture/captureRoutes.ts';
 import { cohortDefinitionEventTypes } from '../commands/cohorts/model/cohort.ts';
 import { setHashKeyOverrides } from '../commands/featureFlags/setHashKeyOverrides.ts';
+import { savedInsightRoutes } from '../commands/insights/savedInsightRoutes.ts';
 import { openGeoIp } from '../ingress/geoip.ts';
 import { cohortCalculations } from '../processes/cohortCalculation/cohortCalculationQueue.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
@@ -270,6 +271,7 @@ export async function createService(
       ...routes(ctx, evaluation, definitions, (projectId, cohortId) =>
         calculations.request(projectId, cohortId),
       ),
+      savedInsightRoutes(ctx, clickhouse),
       ...(clickhouse
         ? [
             eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes),

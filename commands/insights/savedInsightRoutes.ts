@@ -1,0 +1,213 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { accessReader } from '../../projections/access/accessReader.ts';
+import { insightsProjection } from '../../projections/insights/insightsProjection.ts';
+import { insightsReader } from '../../projections/insights/insightsReader.ts';
+import {
+  checkFilters,
+  computeInsightResult,
+  RefreshParam,
+  refreshRequested,
+} from '../../queries/insights/savedInsightResult.ts';
+import {
+  creatorIds,
+  SavedInsightView,
+  toSavedInsightView,
+} from '../../queries/insights/savedInsightView.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
+import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
+import { ProjectParams } from '../../src/http/params.ts';
+import { requestMetadata } from '../../src/http/requestMetadata.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { createInsight, patchInsight, recordInsightResult } from './insightHandlers.ts';
+import type { InsightFields } from './model/insight.ts';
+import { filtersOfQuery } from './model/insightQuery.ts';
+
+export const InsightParams = ProjectParams.extend({
+  id: z.coerce.number().int().describe('insight id'),
+});
+const Json = z.record(z.string(), z.unknown());
+const writable = {
+  name: z.string().max(400).nullable().optional(),
+  description: z.string().max(1000).optional(),
+  filters: Json.optional().describe(
+    'PostHog’s legacy insight filter, as insights/trend/ takes it (insight TRENDS, STICKINESS, LIFECYCLE computed; FUNNELS, RETENTION, PATHS stored)',
+  ),
+  query: Json.nullable()
+    .optional()
+    .describe(
+      '{"kind": "InsightVizNode", "source": {"kind": "TrendsQuery" | "StickinessQuery" | "LifecycleQuery", …}}: wins over filters',
+    ),
+  saved: z.boolean().optional(),
+  favorited: z.boolean().optional(),
+  dashboards: z
+    .array(z.number().int())
+    .max(100)
+    .optional()
+    .describe('the dashboards it is on (tiles are made and removed to match)'),
+  tags: z.array(z.unknown()).optional().describe('ignored: tags are not kept'),
+};
+const CreateBody = z.object(writable).meta({ id: 'SavedInsightCreate' });
+const PatchBody = z
+  .object({
+    ...writable,
+    deleted: z.boolean().optional().describe('true soft-deletes, false restores'),
+  })
+  .meta({ id: 'SavedInsightPatch' });
+
+/** `filters` and `query` as stored: a query is mapped onto filters, or refused with why. */
+function computedFields(body: {
+  filters?: Record<string, unknown> | undefined;
+  query?: Record<string, unknown> | null | undefined;
+}): Pick<InsightFields, 'filters' | 'query'> | undefined {
+  if (body.query) {
+    const mapped = filtersOfQuery(body.query);
+    if (!mapped.ok) fail(invalidInput(mapped.detail, 'query'));
+    checkFilters(mapped.filters);
+    return { filters: mapped.filters, query: body.query };
+  }
+  if (body.filters === undefined) return undefined;
+  checkFilters(body.filters);
+  return { filters: body.filters, query: null };
+}
+
+/**
+ * The write side of saved insights (issue #28): create, patch (soft delete and restore too), and
+ * retrieve, which is here because `refresh` computes the result and caches it in the log.
+ */
+export const savedInsightRoutes =
+  (ctx: AppContext, ch: ClickHouse | undefined): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
+    const insights = insightsReader(ctx.pool);
+    const users = accessReader(ctx.pool);
+    const prefix = '/api/projects/:project_id/insights';
+    const view = async (request: FastifyRequest, id: number, includeDeleted = false) => {
+      const row =
+        (await insights.get(projectOf(request).id, id, includeDeleted)) ?? fail(notFound());
+      return toSavedInsightView(row, await users.usersById(creatorIds([row])));
+    };
+    const write = { scope: 'insight:write' };
+
+    app.post(
+      `${prefix}/`,
+      {
+        config: write,
+        schema: {
+          tags: ['insights'],
+          params: ProjectParams,
+          body: CreateBody,
+          response: { 201: SavedInsightView, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        const computed =
+          computedFields(body) ?? fail(invalidInput('filters or query is required.', 'filters'));
+        const { insightId } = await createInsight(
+          ctx,
+          {
+            projectId: projectOf(request).id,
+            userId: principalOf(request).user.id,
+            fields: {
+              name: body.name ?? null,
+              description: body.description ?? '',
+              ...computed,
+              saved: body.saved ?? false,
+              favorited: body.favorited ?? false,
+            },
+            dashboards: body.dashboards ?? [],
+          },
+          requestMetadata(ctx, request),
+        );
+        return reply.status(201).send(await view(request, insightId));
+      },
+    );
+
+    app.patch(
+      `${prefix}/:id/`,
+      {
+        config: write,
+        schema: {
+          tags: ['insights'],
+          params: InsightParams,
+          body: PatchBody,
+          response: { 200: SavedInsightView, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { dashboards, tags: _tags, filters, query, ...rest } = request.body;
+        const computed = computedFields({ filters, query });
+        // `query: null` on an insight saved as a query keeps its filters and drops the query
+        const changes = {
+          ...rest,
+          ...(computed ?? (query === null ? { query: null } : {})),
+        };
+        await patchInsight(
+          ctx,
+          { insightId: request.params.id, projectId: projectOf(request).id, changes, dashboards },
+          requestMetadata(ctx, request),
+        );
+        return view(request, request.params.id, rest.deleted === true);
+      },
+    );
+
+    app.get(
+      `${prefix}/:id/`,
+      {
+        config: { scope: 'insight:read' },
+        schema: {
+          tags: ['insights'],
+          params: InsightParams,
+          querystring: z.object({ refresh: RefreshParam }),
+          response: { 200: SavedInsightView, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const projectId = projectOf(request).id;
+        await awaitNewest(ctx, insightsProjection.filter, insightsProjection);
+        const row = (await insights.get(projectId, request.params.id)) ?? fail(notFound());
+        if (!refreshRequested(request.query.refresh))
+          return toSavedInsightView(row, await users.usersById(creatorIds([row])));
+        if (!ch)
+          fail(
+            invalidInput('refresh needs ClickHouse, which this server runs without.', 'refresh'),
+          );
+        const result = await computeInsightResult(ctx, ch, projectId, row.filters);
+        const at = await recordInsightResult(
+          ctx,
+          { insightId: row.id, projectId, filters: row.filters, result },
+          requestMetadata(ctx, request),
+        );
+        // the result just computed, even if a concurrent change made the cache drop it
+        return {
+          ...(await view(request, row.id)),
+          result,
+          last_refresh: at,
+          is_cached: false,
+        };
+      },
+    );
+
+    app.delete(
+      `${prefix}/:id/`,
+      {
+        config: write,
+        schema: {
+          tags: ['insights'],
+          params: InsightParams,
+          response: {
+            405: z
+              .null()
+              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
+          },
+        },
+      },
+      async (_request, reply) => reply.status(405).send(undefined as never),
+    );
+  };

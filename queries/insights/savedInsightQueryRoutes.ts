@@ -1,0 +1,136 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { accessReader } from '../../projections/access/accessReader.ts';
+import { insightsProjection } from '../../projections/insights/insightsProjection.ts';
+import { insightsReader } from '../../projections/insights/insightsReader.ts';
+import { type AppContext, awaitNewest } from '../../src/appContext.ts';
+import { fail, notFound } from '../../src/core/errors.ts';
+import { errorResponses } from '../../src/http/apiError.ts';
+import { projectOf } from '../../src/http/apiScope.ts';
+import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
+import {
+  ActivityQuery,
+  activityAnswer,
+  PageQuery,
+  pageAnswer,
+  paginated,
+} from '../../src/http/pagination.ts';
+import { ProjectParams } from '../../src/http/params.ts';
+import {
+  allInsightsActivity,
+  InsightActivityEntry,
+  insightActivity,
+} from './savedInsightActivity.ts';
+import { creatorIds, SavedInsightView, toSavedInsightView } from './savedInsightView.ts';
+
+const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const ListQuery = PageQuery.extend({
+  short_id: z.string().max(64).optional().describe('the insight with this short id'),
+  saved: Bool.optional().describe('true: saved or on a dashboard; false: not saved'),
+  favorited: Bool.optional().describe('true: favorited only'),
+  created_by: z.coerce.number().int().optional().describe('created by this user id'),
+  search: z.string().max(400).optional().describe('in the name or description (case-insensitive)'),
+  insight: z.string().max(40).optional().describe('legacy insight type, e.g. TRENDS'),
+  basic: z.string().max(10).optional().describe('accepted; the full shape is answered'),
+  refresh: z.string().max(20).optional().describe('ignored on the list: cached results only'),
+});
+const ActivityPage = z
+  .object({
+    count: z.number().int(),
+    total_count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(InsightActivityEntry),
+  })
+  .meta({ id: 'InsightActivityPage' });
+
+/** Read side of saved insights: the list (newest first, deleted hidden) and activity. */
+export const savedInsightQueryRoutes =
+  (ctx: AppContext): FastifyPluginAsync =>
+  async (base) => {
+    const app = base.withTypeProvider<ZodTypeProvider>();
+    app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
+    const insights = insightsReader(ctx.pool);
+    const users = accessReader(ctx.pool);
+
+    app.get(
+      '/api/projects/:project_id/insights/',
+      {
+        config: { scope: 'insight:read' },
+        schema: {
+          tags: ['insights'],
+          params: ProjectParams,
+          querystring: ListQuery,
+          response: { 200: paginated(SavedInsightView), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        await awaitNewest(ctx, insightsProjection.filter, insightsProjection);
+        const page = await insights.list(
+          projectOf(request).id,
+          {
+            shortId: q.short_id,
+            saved: q.saved,
+            favorited: q.favorited,
+            createdBy: q.created_by,
+            search: q.search,
+            insight: q.insight,
+          },
+          q,
+        );
+        const creators = await users.usersById(creatorIds(page.rows));
+        return pageAnswer(request, q, {
+          count: page.count,
+          results: page.rows.map((row) => toSavedInsightView(row, creators)),
+        });
+      },
+    );
+
+    const activity = { scope: 'activity_log:read' };
+    app.get(
+      '/api/projects/:project_id/insights/activity/',
+      {
+        config: activity,
+        schema: {
+          tags: ['insights'],
+          params: ProjectParams,
+          querystring: ActivityQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await allInsightsActivity(
+          ctx.store,
+          users,
+          projectOf(request).id,
+          request.query,
+        );
+        return activityAnswer(request, request.query, page);
+      },
+    );
+    app.get(
+      '/api/projects/:project_id/insights/:id/activity/',
+      {
+        config: activity,
+        schema: {
+          tags: ['insights'],
+          params: ProjectParams.extend({ id: z.coerce.number().int().describe('insight id') }),
+          querystring: ActivityQuery,
+          response: { 200: ActivityPage, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const page = await insightActivity(
+          ctx.store,
+          users,
+          projectOf(request).id,
+          request.params.id,
+          request.query,
+        );
+        if (!page) fail(notFound());
+        return activityAnswer(request, request.query, page);
+      },
+    );
+  };
