@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
@@ -7,9 +6,7 @@ import {
   getEvent,
   type ListResult,
   listEvents,
-  type PagePart,
   propertyValues,
-  readPagePart,
 } from '../../projections/events/eventsReader.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { parseDateParam } from '../../projections/shared/dateParam.ts';
@@ -21,6 +18,7 @@ import { projectOf } from '../../src/http/apiScope.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
+import { jsonStream, pageInParts } from './eventPageParts.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
 import { distinctIdsOfPerson, withPersons } from './eventPersons.ts';
 import { EventView, eventsCsv, selectCsv, toEventView } from './eventView.ts';
@@ -141,10 +139,6 @@ function uuidParam(raw: string | undefined, name: string, detail: string): strin
 }
 
 const csv = (reply: FastifyReply, body: string) => reply.type('text/csv; charset=utf-8').send(body);
-/** JSON text streamed as it is produced (fastify sends a stream as is, past the response schema). */
-const jsonStream = (reply: FastifyReply, parts: AsyncIterable<string>) =>
-  reply.type('application/json; charset=utf-8').send(Readable.from(parts));
-
 function nextLink(
   request: FastifyRequest,
   result: ListResult,
@@ -157,42 +151,6 @@ function nextLink(
   return result.paging.last
     ? timestampCursorUrl(base, result.paging.descending, result.paging.last)
     : null;
-}
-
-/**
- * A page larger than the byte budget, as JSON text part by part: the server holds one part of
- * the page at a time, and the client still gets the whole page (`next` is known from the plan).
- * A failure after the first part ends the response early (the client sees broken JSON, never a
- * short page that looks whole).
- */
-async function* pageInParts(
-  ctx: AppContext,
-  ch: ClickHouse,
-  projectId: number,
-  next: string | null,
-  first: EventView[],
-  rest: readonly PagePart[],
-  log: FastifyBaseLogger,
-): AsyncGenerator<string> {
-  yield `{"next":${JSON.stringify(next)},"results":[`;
-  let written = 0;
-  const write = async (events: EventView[]) => {
-    const text = (await withPersons(ctx.pool, projectId, events))
-      .map((e) => JSON.stringify(e))
-      .join(',');
-    const out = events.length > 0 && written > 0 ? `,${text}` : text;
-    written += events.length;
-    return out;
-  };
-  try {
-    yield await write(first);
-    for (const part of rest)
-      yield await write((await readPagePart(ch, projectId, part)).map(toEventView));
-  } catch (error) {
-    log.error({ err: error }, 'events page failed after its first part');
-    throw error;
-  }
-  yield ']}';
 }
 
 /**
