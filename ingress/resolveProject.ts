@@ -18,10 +18,26 @@ export type CaptureAccess = Pick<
   'projectIdByApiKeyHash' | 'personalKeyByHash' | 'canReachProject'
 >;
 
+/** Every resolver's cache in this process (capture's, /decide's, each test service's). */
+const projectKeyCaches = new Set<Map<string, unknown>>();
+/** bumped by each forget: a lookup that started before it must not cache what it read */
+let forgets = 0;
+
+/**
+ * Forgets every cached token → project of this process: a project key was reset (reset_token),
+ * so the old key must stop working at once rather than when its entry expires. Resets are rare;
+ * emptying the caches costs each live key one lookup.
+ */
+export function forgetCachedProjectKeys(): void {
+  forgets++;
+  for (const cache of projectKeyCaches) cache.clear();
+}
+
 /**
  * Token → project, with a short-lived cache: capture is the hottest path and keys rarely change.
  * Misses are cached briefly too, so a flood with a bad key does not reach Postgres each time, yet
- * a project created by the CLI is usable within a second.
+ * a project created by the CLI is usable within a second. A reset forgets the cache
+ * (`forgetCachedProjectKeys`); the TTL bounds how long a reset this process missed can go unseen.
  */
 export function createProjectResolver(
   access: CaptureAccess,
@@ -31,13 +47,16 @@ export function createProjectResolver(
   scope = CAPTURE_SCOPE,
 ) {
   const cache = new Map<string, { projectId: number | null; until: number }>();
+  projectKeyCaches.add(cache);
 
   // Keyed by the project API key itself (public: every page embedding posthog-js carries it), so
   // a hit costs no hash; only the hash reaches the database.
   async function byProjectKey(token: string): Promise<number | null> {
     const hit = cache.get(token);
     if (hit && hit.until > Date.now()) return hit.projectId;
+    const startedAt = forgets;
     const projectId = await access.projectIdByApiKeyHash(hashKey(token));
+    if (startedAt !== forgets) return projectId;
     if (cache.size > 10_000) cache.clear();
     cache.set(token, { projectId, until: Date.now() + (projectId === null ? missTtlMs : ttlMs) });
     return projectId;

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { personalApiKeyRoutes } from '../commands/access/personalApiKeyRoutes.ts';
+import { projectApiKeyRoutes } from '../commands/access/projectApiKeyRoutes.ts';
 import { actionCommandRoutes } from '../commands/actions/actionRoutes.ts';
 import { annotationCommandRoutes } from '../commands/annotations/annotationRoutes.ts';
 import { cohortCommandRoutes } from '../commands/cohorts/cohortRoutes.ts';
@@ -59,6 +61,8 @@ export const routes = (
   personCommandRoutes(ctx),
   personActivityRoutes(ctx),
   projectionRoutes(ctx),
+  personalApiKeyRoutes(ctx),
+  projectApiKeyRoutes(ctx),
   savedInsightQueryRoutes(ctx),
   dashboardCommandRoutes(ctx),
   annotationQueryRoutes(ctx),

@@ -5,10 +5,13 @@ import { cohortDefinitionEventTypes } from '../commands/cohorts/model/cohort.ts'
 import { setHashKeyOverrides } from '../commands/featureFlags/setHashKeyOverrides.ts';
 import { savedInsightRoutes } from '../commands/insights/savedInsightRoutes.ts';
 import { openGeoIp } from '../ingress/geoip.ts';
+import { forgetCachedProjectKeys } from '../ingress/resolveProject.ts';
 import { cohortCalculations } from '../processes/cohortCalculation/cohortCalculationQueue.ts';
 import { runEventDeletions } from '../processes/eventDeletion/eventDeletionJob.ts';
 import { scheduleEventDeletions } from '../processes/eventDeletion/eventDeletionScheduler.ts';
+import { accessProjection } from '../projections/access/accessProjection.ts';
 import { accessReader } from '../projections/access/accessReader.ts';
+import { watchProjectKeyResets } from '../projections/access/projectKeyResets.ts';
 import { cohortsProjection } from '../projections/cohorts/cohortsProjection.ts';
 import { cohortsReader } from '../projections/cohorts/cohortsReader.ts';
 import { featureFlagsProjection } from '../projections/featureFlags/featureFlagsProjection.ts';
@@ -201,6 +204,12 @@ export async function createService(
     maxProjects: config.flagCacheMaxProjects,
   });
   await definitions.start();
+  // A project key reset by the CLI or another server: capture and /decide forget the old key.
+  const keyResets = await watchProjectKeyResets({
+    store: stores.store,
+    awaitApplied: (position) => ctx.awaitProjection(accessProjection, position),
+    onReset: forgetCachedProjectKeys,
+  });
   const overrides = hashKeyOverridesReader(stores.pool);
   const persons = personsReader(stores.pool);
   const evaluation = flagEvaluationService({
@@ -350,6 +359,7 @@ export async function createService(
         await upgrading.stop(); // a read model upgrade starts again on the next start
         await calculations.stop(); // lets a cohort calculation in progress finish
         await definitions.stop();
+        await keyResets.stop();
         await threads?.close();
         for (const r of runners.values()) await r.stop(); // last batches and checkpoints
         await clickhouse?.close();

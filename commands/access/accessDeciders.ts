@@ -2,7 +2,7 @@ import { match } from 'ts-pattern';
 import type { Decider } from '../../src/core/decider.ts';
 import { domainError } from '../../src/core/errors.ts';
 import type {
-  PersonalApiKeyCreated,
+  ProjectApiKeyReset,
   ProjectCreated,
   ProjectMemberAdded,
   RoleCreated,
@@ -18,12 +18,13 @@ const noMembers: MemberSet = { exists: false, members: new Set() };
 
 export type ProjectCommand =
   | { type: 'CreateProject'; data: ProjectCreated['data'] }
-  | { type: 'AddProjectMember'; data: ProjectMemberAdded['data'] };
+  | { type: 'AddProjectMember'; data: ProjectMemberAdded['data'] }
+  | { type: 'ResetProjectApiKey'; data: ProjectApiKeyReset['data'] };
 
 export const projectDecider: Decider<
   MemberSet,
   ProjectCommand,
-  ProjectCreated | ProjectMemberAdded
+  ProjectCreated | ProjectMemberAdded | ProjectApiKeyReset
 > = {
   initialState: () => noMembers,
   evolve: (state, event) =>
@@ -33,6 +34,7 @@ export const projectDecider: Decider<
         ...state,
         members: new Set([...state.members, e.data.userId]),
       }))
+      .with({ type: 'ProjectApiKeyReset' }, () => state)
       .exhaustive(),
   decide: (command, state) =>
     match(command)
@@ -46,6 +48,11 @@ export const projectDecider: Decider<
         if (state.members.has(c.data.userId)) return [];
         return [{ type: 'ProjectMemberAdded' as const, data: c.data }];
       })
+      .with({ type: 'ResetProjectApiKey' }, (c) =>
+        state.exists
+          ? [{ type: 'ProjectApiKeyReset' as const, data: c.data }]
+          : domainError('not_found', 'not_found', 'Project not found.'),
+      )
       .exhaustive(),
 };
 
@@ -56,20 +63,6 @@ export const userDecider: Decider<boolean, CreateUser, UserCreated> = {
   decide: (command, exists) =>
     exists ? alreadyExists('User') : [{ type: 'UserCreated', data: command.data }],
 };
-
-export type CreatePersonalApiKey = {
-  type: 'CreatePersonalApiKey';
-  data: PersonalApiKeyCreated['data'];
-};
-export const personalApiKeyDecider: Decider<boolean, CreatePersonalApiKey, PersonalApiKeyCreated> =
-  {
-    initialState: () => false,
-    evolve: () => true,
-    decide: (command, exists) =>
-      exists
-        ? alreadyExists('Personal API key')
-        : [{ type: 'PersonalApiKeyCreated', data: command.data }],
-  };
 
 export type RoleCommand =
   | { type: 'CreateRole'; data: RoleCreated['data'] }

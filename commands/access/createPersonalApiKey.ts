@@ -1,9 +1,10 @@
 import { accessProjection } from '../../projections/access/accessProjection.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
+import type { EventMetadata } from '../../src/core/event.ts';
 import { generateKey, hashKey, maskKey } from '../../src/core/keys.ts';
-import { personalApiKeyDecider } from './accessDeciders.ts';
 import { type AccessDeps, accessMetadata } from './accessDeps.ts';
 import { personalApiKeyStream } from './model/accessEvents.ts';
+import { personalApiKeyDecider } from './personalApiKeyDecider.ts';
 
 export type CreatePersonalApiKeyDeps = Pick<
   AccessDeps,
@@ -23,6 +24,8 @@ export type CreatePersonalApiKeyInput = {
 export async function createPersonalApiKey(
   deps: CreatePersonalApiKeyDeps,
   input: CreatePersonalApiKeyInput,
+  /** who asked (a request's user, key and id); the CLI's and the bootstrap's: the key's user */
+  metadata?: EventMetadata,
 ): Promise<{ keyId: string; personalApiKey: string }> {
   const keyId = deps.uuid();
   const personalApiKey = input.rawKey ?? generateKey('phx');
@@ -44,7 +47,7 @@ export async function createPersonalApiKey(
         createdAt: now.toISOString(),
       },
     },
-    accessMetadata(now, input.userId),
+    metadata ?? accessMetadata(now, input.userId),
   );
   await deps.awaitProjection(accessProjection, result.position);
   return { keyId, personalApiKey };

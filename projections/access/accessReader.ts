@@ -24,6 +24,20 @@ export type RoleRecord = {
   members: unknown[];
 };
 
+/** A personal API key as its holder may see it: never its value or hash. */
+export type PersonalApiKeyRecord = {
+  id: string;
+  user_id: number;
+  label: string;
+  mask_value: string;
+  scopes: string[];
+  scoped_project_ids: number[] | null;
+  created_at: Date;
+  last_rolled_at: Date | null;
+};
+const KEY_COLUMNS =
+  'id, user_id, label, mask_value, scopes, scoped_project_ids, created_at, last_rolled_at';
+
 /**
  * The only reader of the `access` read model's tables (projects, users, memberships, personal API
  * keys, roles). Authentication, the capture key resolver, commands and queries all go through it.
@@ -95,6 +109,57 @@ export const accessReader = (pool: pg.Pool) => ({
       [projectId, userId, scopedProjectIds],
     );
     return (rowCount ?? 0) > 0;
+  },
+
+  /** The user's keys, newest first (PostHog's order), at most `limit`. */
+  async personalKeysOf(userId: number, limit: number): Promise<PersonalApiKeyRecord[]> {
+    const { rows } = await pool.query<PersonalApiKeyRecord>(
+      `SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE user_id = $1
+        ORDER BY created_at DESC, id LIMIT $2`,
+      [userId, limit],
+    );
+    return rows;
+  },
+
+  /** One key of the user (another user's key is not found). */
+  async personalKeyOf(userId: number, keyId: string): Promise<PersonalApiKeyRecord | undefined> {
+    const { rows } = await pool.query<PersonalApiKeyRecord>(
+      `SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE user_id = $1 AND id = $2`,
+      [userId, keyId],
+    );
+    return rows[0];
+  },
+
+  /** Any user's key, for the operator at the CLI. */
+  async personalKeyById(keyId: string): Promise<PersonalApiKeyRecord | undefined> {
+    const { rows } = await pool.query<PersonalApiKeyRecord>(
+      `SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE id = $1`,
+      [keyId],
+    );
+    return rows[0];
+  },
+
+  async personalKeyCount(userId: number): Promise<number> {
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM personal_api_keys WHERE user_id = $1',
+      [userId],
+    );
+    return rows[0]?.n ?? 0;
+  },
+
+  /** Every key, newest first, with its holder's e-mail: the CLI's list (at most `limit`). */
+  async allPersonalKeys(
+    limit: number,
+    userId?: number,
+  ): Promise<(PersonalApiKeyRecord & { email: string })[]> {
+    const { rows } = await pool.query<PersonalApiKeyRecord & { email: string }>(
+      `SELECT k.id, k.user_id, k.label, k.mask_value, k.scopes, k.scoped_project_ids, k.created_at,
+              k.last_rolled_at, u.email
+         FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+        WHERE $2::int IS NULL OR k.user_id = $2 ORDER BY k.created_at DESC, k.id LIMIT $1`,
+      [limit, userId ?? null],
+    );
+    return rows;
   },
 
   async projectExists(projectId: number): Promise<boolean> {

@@ -52,6 +52,9 @@ export const SCOPE_OBJECTS = [
   'organization',
   'organization_member',
   'person',
+  // Not in today's PostHog list (its key routes take only a logged-in session there, which
+  // hogstream has none of); older PostHog named it so: docs/DECISIONS.md, "Key management".
+  'personal_api_key',
   'plugin',
   'project',
   'property_definition',

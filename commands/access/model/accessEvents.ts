@@ -43,6 +43,36 @@ export type PersonalApiKeyCreated = Event<
     createdAt: string;
   }
 >;
+/**
+ * A key's label or scopes changed (PATCH). Only the fields given change; who changed it is the
+ * event's metadata (user, key used), as for every access event.
+ */
+export type PersonalApiKeyUpdated = Event<
+  'PersonalApiKeyUpdated',
+  {
+    keyId: string;
+    label?: string;
+    scopes?: string[];
+    /** null: every project the user belongs to */
+    scopedProjectIds?: number[] | null;
+    updatedAt: string;
+  }
+>;
+/** A new value for the key: the old one is refused from the moment this is projected. */
+export type PersonalApiKeyRolled = Event<
+  'PersonalApiKeyRolled',
+  { keyId: string; secureValue: string; maskValue: string; rolledAt: string }
+>;
+/** The key is revoked: refused from the moment this is projected, and gone from the lists. */
+export type PersonalApiKeyDeleted = Event<
+  'PersonalApiKeyDeleted',
+  { keyId: string; deletedAt: string }
+>;
+/** The project API key was replaced (reset_token): capture and flags refuse the old one. */
+export type ProjectApiKeyReset = Event<
+  'ProjectApiKeyReset',
+  { projectId: number; apiKeyHash: string; apiKeyMask: string; resetAt: string }
+>;
 export type RoleCreated = Event<
   'RoleCreated',
   {
@@ -63,6 +93,10 @@ export type AccessEvent =
   | ProjectMemberAdded
   | UserCreated
   | PersonalApiKeyCreated
+  | PersonalApiKeyUpdated
+  | PersonalApiKeyRolled
+  | PersonalApiKeyDeleted
+  | ProjectApiKeyReset
   | RoleCreated
   | RoleMemberAdded;
 
@@ -71,6 +105,10 @@ export const accessEventTypes: readonly AccessEvent['type'][] = [
   'ProjectMemberAdded',
   'UserCreated',
   'PersonalApiKeyCreated',
+  'PersonalApiKeyUpdated',
+  'PersonalApiKeyRolled',
+  'PersonalApiKeyDeleted',
+  'ProjectApiKeyReset',
   'RoleCreated',
   'RoleMemberAdded',
 ];

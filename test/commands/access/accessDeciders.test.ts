@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
-  personalApiKeyDecider,
   projectDecider,
   roleDecider,
   userDecider,
 } from '../../../commands/access/accessDeciders.ts';
 import type {
   PersonalApiKeyCreated,
+  PersonalApiKeyDeleted,
   ProjectCreated,
   ProjectMemberAdded,
   RoleCreated,
   RoleMemberAdded,
   UserCreated,
 } from '../../../commands/access/model/accessEvents.ts';
+import { personalApiKeyDecider } from '../../../commands/access/personalApiKeyDecider.ts';
 import { DeciderSpecification } from '../../support/deciderSpec.ts';
 
 const AT = '2024-05-01T10:00:00.000Z';
@@ -50,6 +51,16 @@ describe('projectDecider', () => {
     given([projectCreated])
       .when({ type: 'CreateProject', data: { ...projectData, name: 'Other' } })
       .thenFails(conflict('Project'));
+  });
+
+  it('resets the project API key of an existing project only', () => {
+    const reset = { projectId: 1, apiKeyHash: 'sha256$new', apiKeyMask: 'phc_...new', resetAt: AT };
+    given([projectCreated])
+      .when({ type: 'ResetProjectApiKey', data: reset })
+      .then([{ type: 'ProjectApiKeyReset', data: reset }]);
+    given([])
+      .when({ type: 'ResetProjectApiKey', data: reset })
+      .thenFails({ kind: 'not_found', code: 'not_found' });
   });
 
   it('adds a member', () => {
@@ -152,6 +163,56 @@ describe('personalApiKeyDecider', () => {
     given([keyCreated])
       .when({ type: 'CreatePersonalApiKey', data })
       .thenFails(conflict('Personal API key'));
+  });
+
+  const missing = { kind: 'not_found', code: 'not_found' } as const;
+  const rolled = {
+    keyId: 'key-1',
+    secureValue: 'sha256$new',
+    maskValue: 'phx_...new',
+    rolledAt: AT,
+  };
+  const deleted: PersonalApiKeyDeleted = {
+    type: 'PersonalApiKeyDeleted',
+    data: { keyId: 'key-1', deletedAt: AT },
+  };
+
+  it('updates only what changes, and nothing when nothing does', () => {
+    given([keyCreated])
+      .when({
+        type: 'UpdatePersonalApiKey',
+        byUserId: 100,
+        data: { keyId: 'key-1', label: 'CI 2', scopes: data.scopes, updatedAt: AT },
+      })
+      .then([
+        { type: 'PersonalApiKeyUpdated', data: { keyId: 'key-1', label: 'CI 2', updatedAt: AT } },
+      ]);
+    given([keyCreated])
+      .when({
+        type: 'UpdatePersonalApiKey',
+        byUserId: 100,
+        data: { keyId: 'key-1', label: 'CI', scopedProjectIds: null, updatedAt: AT },
+      })
+      .thenNothing();
+  });
+
+  it("rolls and deletes the holder's key; the operator (null) may act on any key", () => {
+    given([keyCreated])
+      .when({ type: 'RollPersonalApiKey', byUserId: 100, data: rolled })
+      .then([{ type: 'PersonalApiKeyRolled', data: rolled }]);
+    given([keyCreated])
+      .when({ type: 'DeletePersonalApiKey', byUserId: null, data: deleted.data })
+      .then([deleted]);
+  });
+
+  it("answers another user's key, a deleted key and a missing key as not found", () => {
+    given([keyCreated])
+      .when({ type: 'RollPersonalApiKey', byUserId: 101, data: rolled })
+      .thenFails(missing);
+    given([keyCreated, deleted])
+      .when({ type: 'DeletePersonalApiKey', byUserId: 100, data: deleted.data })
+      .thenFails(missing);
+    given([]).when({ type: 'RollPersonalApiKey', byUserId: null, data: rolled }).thenFails(missing);
   });
 });
 
