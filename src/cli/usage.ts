@@ -10,6 +10,9 @@ export const REBUILD_TARGETS = [
   'ingestion_warnings',
   'persons',
   'event_deletions',
+  'insights',
+  'annotations',
+  'actions',
 ] as const;
 
 /** The options a command receives, as parsed from the command line. */
