@@ -24,7 +24,7 @@ import {
   ingestionWarningStream,
 } from './model/eventCaptured.ts';
 import { normalizeCapturedEvent, type Warning } from './normalizeCapturedEvent.ts';
-import { parseCaptureBatch } from './parseCaptureBatch.ts';
+import { type ParsedCaptureBatch, parseCaptureBatch } from './parseCaptureBatch.ts';
 import { createProjectQuota, type ProjectQuota, type QuotaLimits } from './projectQuota.ts';
 
 export type CaptureDeps = Readonly<{
@@ -142,10 +142,31 @@ export async function captureEvents(
     query: request.query,
   });
   if (!batch.ok) return batch;
+  return captureBatch(deps, batch, { ...request, textLength: decoded.textLength }, ip);
+}
+
+/** Told which events of `batch.items` were dropped (by index), with the type of the warning each left. */
+export type OnEventDropped = (index: number, reason: string) => void;
+
+/**
+ * The second half of the capture use case, from a parsed batch on: every wire format ends here
+ * (the legacy endpoints through `captureEvents`, capture v1 through its own parser), so there is
+ * one way an event gets into the log.
+ */
+export async function captureBatch(
+  deps: CaptureDeps,
+  batch: ParsedCaptureBatch,
+  request: Pick<RawCaptureRequest, 'path' | 'query' | 'requestId'> & {
+    /** length of the decoded JSON text: no event can be larger */
+    textLength: number;
+  },
+  ip: string | null,
+  onDropped?: OnEventDropped,
+): Promise<CaptureOutcome> {
   const project = await deps.resolveProject(batch.token, batch.projectIdField);
   if (!project.ok) return project;
   const projectId = project.projectId;
-  const oversized = oversizedEvent(batch.items, decoded.textLength, deps.limits);
+  const oversized = oversizedEvent(batch.items, request.textLength, deps.limits);
   if (oversized) return oversized;
 
   const now = deps.now();
@@ -177,6 +198,7 @@ export async function captureEvents(
   const kept = deps.quota.take(projectId, batch.items.length);
   if (kept < batch.items.length) {
     droppedBy.rate_limited = batch.items.length - kept;
+    if (onDropped) for (let i = kept; i < batch.items.length; i++) onDropped(i, 'rate_limited');
     warn({
       type: 'rate_limited',
       details: {
@@ -185,7 +207,8 @@ export async function captureEvents(
       },
     });
   }
-  for (const item of batch.items.slice(0, kept)) {
+  for (let index = 0; index < kept; index++) {
+    const item = batch.items[index]!;
     const result = normalizeCapturedEvent(item, {
       projectId,
       now,
@@ -196,6 +219,7 @@ export async function captureEvents(
     if (result.kind === 'dropped') {
       warn(result.warning);
       droppedBy[result.warning.type] = (droppedBy[result.warning.type] ?? 0) + 1;
+      onDropped?.(index, result.warning.type);
       continue;
     }
     const id = logIdFor(projectId, result.data.uuid);

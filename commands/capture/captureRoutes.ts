@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { clientIp } from '../../ingress/requestContext.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
 import { type CaptureDeps, captureEvents } from './captureEvents.ts';
+import { registerCaptureV1Route } from './captureV1Routes.ts';
 
 export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const;
 
@@ -127,4 +128,5 @@ export const captureRoutes =
         },
       });
     }
+    registerCaptureV1Route(base, deps, limits.batch, onCaptured);
   };
