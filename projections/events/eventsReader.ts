@@ -3,9 +3,11 @@
  * REST API. Every statement is built from fixed SQL text and `Params` placeholders; the only
  * interpolated names are the configured database and the table.
  */
+import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
 import { escapeLike } from '../shared/propertyFilterTree.ts';
+import { compileActionSteps } from './actionStepsSql.ts';
 import {
   type CompiledSelect,
   compileOrderBy,
@@ -59,6 +61,8 @@ export type ListInput = Readonly<{
   /** the distinct ids of the person asked for (resolved from the persons read model) */
   personDistinctIds?: readonly string[];
   properties?: unknown;
+  /** an action's steps: events matching any (none match when there is none) */
+  actionSteps?: readonly ActionStep[];
   /** person conditions resolved in Postgres (queries/events/eventPersonFilters.ts): each restricts `distinct_id` */
   personIdSets?: readonly PersonIdSet[];
   select?: readonly string[];
@@ -171,6 +175,12 @@ function conditions(input: ListInput, params: Params): string[] {
   }
   const filters = compilePropertyFilters(input.properties, params, input.now);
   if (filters) out.push(filters);
+  if (input.actionSteps)
+    out.push(
+      input.actionSteps.length === 0
+        ? '0'
+        : compileActionSteps(input.actionSteps, params, input.now),
+    );
   if (input.where) out.push(...compileWhere(input.where, params));
   return out;
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { actionsReader } from '../../projections/actions/actionsReader.ts';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
 import {
   getEvent,
@@ -85,7 +86,13 @@ const ListQuery = z.object({
   orderBy: StringOrList.optional().describe(
     'JSON list, default ["-timestamp"]; ["timestamp"] for ascending',
   ),
-  action_id: z.string().optional().describe('not supported yet (no actions)'),
+  action_id: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "events matching any step of this action (an unknown action, or one without steps, matches none, as PostHog's list)",
+    ),
   limit: z.coerce
     .number()
     .int()
@@ -193,14 +200,6 @@ export const eventQueryRoutes =
       async (request, reply) => {
         const q = request.query;
         const now = ctx.now();
-        if (q.action_id !== undefined)
-          fail(
-            validation(
-              'invalid_input',
-              'action_id is not supported yet: actions are not built',
-              'action_id',
-            ),
-          );
         if (q.after_uuid !== undefined && q.after === undefined)
           fail(validation('invalid_input', 'after_uuid needs after', 'after_uuid'));
         if (q.before_uuid !== undefined && q.before === undefined)
@@ -239,6 +238,13 @@ export const eventQueryRoutes =
               }
             : {}),
           properties,
+          ...(q.action_id !== undefined
+            ? {
+                actionSteps:
+                  (await actionsReader(ctx.pool).get(projectOf(request).id, q.action_id))?.steps ??
+                  [],
+              }
+            : {}),
           select: listParam(q.select, 'select'),
           where: listParam(q.where, 'where'),
           orderBy: listParam(q.orderBy, 'orderBy'),

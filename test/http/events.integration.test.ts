@@ -337,8 +337,11 @@ describe('GET events/', () => {
     expect((await t.api('GET', eventsPath(), undefined, reader.key)).status).toBe(200);
   });
 
-  it('refuses action_id (no actions yet)', async () => {
-    expectValidation(await t.api('GET', eventsPath({ action_id: '1' })), 'action_id');
+  it('answers no event for an unknown action_id, and a 400 for a word (events.actions covers matching)', async () => {
+    const res = await t.api('GET', eventsPath({ action_id: '987654' }));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ next: null, results: [] });
+    expectValidation(await t.api('GET', eventsPath({ action_id: 'signup' })), 'action_id');
   });
 });
 

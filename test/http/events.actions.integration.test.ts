@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capture } from '../support/capture.ts';
+import { startTestService, type TestService } from '../support/testService.ts';
+import { expectValidation, newProject } from './helpers.ts';
+
+/**
+ * `action_id` on the events list (issue #28): the events matching any step of the action, with
+ * PostHog's step semantics (posthog/hogql/property.py action_to_expr). Expectations are written
+ * from the fixtures below, by name.
+ */
+let t: TestService;
+const names = new Map<string, string>(); // event uuid → fixture name
+
+const buyClick = [
+  { tag_name: 'span', $el_text: 'Buy now', nth_child: 1, nth_of_type: 1 },
+  {
+    tag_name: 'button',
+    attr__class: 'btn btn-primary',
+    attr__id: 'buy',
+    nth_child: 2,
+    nth_of_type: 1,
+  },
+  { tag_name: 'form', attr__class: 'checkout', nth_child: 1, nth_of_type: 1 },
+];
+const docsClick = [
+  { tag_name: 'a', $el_text: 'Read the Docs', attr__href: '/docs/start', nth_child: 3 },
+  { tag_name: 'nav', nth_child: 1, nth_of_type: 1 },
+];
+const fixtures = [
+  { name: 'pricing', event: '$pageview', props: { $current_url: 'https://shop.com/pricing?x=1' } },
+  { name: 'Pricing', event: '$pageview', props: { $current_url: 'https://shop.com/Pricing' } },
+  { name: 'about', event: '$pageview', props: { $current_url: 'https://shop.com/about' } },
+  { name: 'percent', event: '$pageview', props: { $current_url: 'https://shop.com/100%_off' } },
+  { name: 'pro', event: 'signed_up', props: { plan: 'pro' } },
+  { name: 'free', event: 'signed_up', props: { plan: 'free' } },
+  { name: 'buy', event: '$autocapture', props: { $event_type: 'click', $elements: buyClick } },
+  { name: 'docs', event: '$autocapture', props: { $event_type: 'click', $elements: docsClick } },
+  // the same page as `docs`, but not an autocapture: element conditions never match it
+  { name: 'docsView', event: 'docs_viewed', props: { $current_url: 'https://shop.com/docs' } },
+];
+
+beforeAll(async () => {
+  t = await startTestService();
+  await capture(
+    t,
+    fixtures.map((f, i) => {
+      const uuid = `018e0000-0000-7000-8000-${String(i).padStart(12, '0')}`;
+      names.set(uuid, f.name);
+      return {
+        event: f.event,
+        distinct_id: `user-${i}`,
+        uuid,
+        timestamp: `2026-01-01T00:00:0${i}.000Z`,
+        properties: f.props,
+      };
+    }),
+  );
+});
+afterAll(async () => t?.close());
+
+const actionsPath = () => `/api/projects/${t.projectId}/actions/`;
+async function matching(steps: unknown[], projectId = t.projectId): Promise<string[]> {
+  const made = await t.api('POST', `/api/projects/${projectId}/actions/`, {
+    name: `a-${Math.random()}`,
+    steps,
+  });
+  expect(made.status, made.text).toBe(201);
+  return eventsOf(made.body.id);
+}
+async function eventsOf(actionId: number | string): Promise<string[]> {
+  const res = await t.api(
+    'GET',
+    `/api/projects/${t.projectId}/events/?action_id=${actionId}&orderBy=["timestamp"]`,
+  );
+  expect(res.status, res.text).toBe(200);
+  return res.body.results.map((e: { id: string }) => names.get(e.id));
+}
+
+describe('events matching an action', () => {
+  it('matches the URL as contains (case-sensitive, literal), exact or regex', async () => {
+    expect(await matching([{ event: '$pageview', url: '/pricing' }])).toEqual(['pricing']);
+    expect(await matching([{ url: '/100%_off' }])).toEqual(['percent']);
+    expect(await matching([{ url: 'https://shop.com/about', url_matching: 'exact' }])).toEqual([
+      'about',
+    ]);
+    expect(
+      await matching([{ url: '^https://shop\\.com/[Pp]ricing($|\\?)', url_matching: 'regex' }]),
+    ).toEqual(['pricing', 'Pricing']);
+  });
+
+  it('ORs the steps and ANDs a step with its property filters', async () => {
+    expect(
+      await matching([
+        { event: '$pageview', url: 'about' },
+        {
+          event: 'signed_up',
+          properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }],
+        },
+      ]),
+    ).toEqual(['about', 'pro']);
+    expect(await matching([{ event: 'signed_up' }])).toEqual(['pro', 'free']);
+  });
+
+  it('matches autocapture clicks by selector, tag, text and href', async () => {
+    expect(await matching([{ event: '$autocapture', selector: 'button#buy > span' }])).toEqual([
+      'buy',
+    ]);
+    expect(await matching([{ event: '$autocapture', selector: 'form .btn' }])).toEqual(['buy']);
+    expect(await matching([{ event: '$autocapture', selector: 'nav > button' }])).toEqual([]);
+    expect(await matching([{ event: '$autocapture', tag_name: 'a' }])).toEqual(['docs']);
+    expect(await matching([{ event: '$autocapture', text: 'Buy now' }])).toEqual(['buy']);
+    expect(await matching([{ event: '$autocapture', text: 'buy' }])).toEqual([]);
+    expect(
+      await matching([{ event: '$autocapture', text: 'the docs', text_matching: 'contains' }]),
+    ).toEqual(['docs']);
+    expect(
+      await matching([{ event: '$autocapture', href: '^/docs/', href_matching: 'regex' }]),
+    ).toEqual([]);
+    expect(
+      await matching([{ event: '$autocapture', href: '/docs/.*', href_matching: 'regex' }]),
+    ).toEqual(['docs']);
+    // element conditions belong to $autocapture steps only (PostHog ignores them elsewhere)
+    expect(await matching([{ event: 'docs_viewed', tag_name: 'a' }])).toEqual(['docsView']);
+  });
+
+  it("matches nothing for an action without steps, another project's action, or none", async () => {
+    expect(await matching([])).toEqual([]);
+    const other = await newProject(t);
+    const theirs = await t.api('POST', `/api/projects/${other}/actions/`, {
+      name: 'theirs',
+      steps: [{ event: 'signed_up' }],
+    });
+    expect(await eventsOf(theirs.body.id)).toEqual([]);
+    expect(await eventsOf(424242)).toEqual([]);
+    expectValidation(await t.api('GET', `${actionsPath()}?limit=0`), 'limit');
+  });
+});
