@@ -132,6 +132,18 @@ describe('events matching an action', () => {
     });
     expect(await eventsOf(theirs.body.id)).toEqual([]);
     expect(await eventsOf(424242)).toEqual([]);
+    // PostHog stores any selector; one this server cannot read is a 400 naming the step
+    const hover = await t.api('POST', actionsPath(), {
+      name: 'hover',
+      steps: [{ event: 'signed_up' }, { event: '$autocapture', selector: 'a:hover' }],
+    });
+    expect(hover.status, hover.text).toBe(201);
+    const refused = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/events/?action_id=${hover.body.id}`,
+    );
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.detail).toMatch(/^action step 2: selector/);
     expectValidation(await t.api('GET', `${actionsPath()}?limit=0`), 'limit');
   });
 });
