@@ -24,6 +24,7 @@ import { rebuildThroughServer } from '../processing/rebuildRequests.ts';
 import { type ClickHouse, openClickHouse } from '../runtime/clickhouse.ts';
 import { openStores } from '../runtime/stores.ts';
 import { NotFound, required, UsageError } from './errors.ts';
+import { keyCommand } from './keyCommands.ts';
 import { transferLog } from './logCommands.ts';
 import { parkedCommand } from './parkedCommands.ts';
 import { progressReporter } from './progress.ts';
@@ -98,6 +99,11 @@ async function run(
       text: `personal API key for user ${userId} (${scopes.join(', ')}): ${key.personalApiKey}`,
     };
   }
+  if (
+    (noun === 'personal-key' && ['list', 'roll', 'revoke'].includes(verb ?? '')) ||
+    (noun === 'project' && verb === 'reset-token')
+  )
+    return keyCommand(ctx, noun, verb, arg, o);
   if (noun === 'role' && verb === 'create') {
     const level = Number(required(o['access-level'], 'access-level'));
     if (level !== 21 && level !== 37)

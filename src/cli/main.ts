@@ -47,17 +47,25 @@ const action =
     await runCommand([...words, ...command.args], values);
   };
 
-const project = program.command('project').description('projects: create');
+const project = program.command('project').description('projects: create, reset-token');
 project
   .command('create')
   .description('create a project, with a personal API key (every scope) for its owner')
   .requiredOption('--name <name>', 'project name')
   .option('--owner <email>', 'owner (default: the bootstrap admin)', email)
   .action(action('project', 'create'));
+project
+  .command('reset-token')
+  .description(
+    'replace the project API key (a leaked key): capture and flags refuse the old one at once; prints the new one',
+  )
+  .argument('<project-id>', 'project id')
+  .action(action('project', 'reset-token'));
 
-program
+const personalKey = program
   .command('personal-key')
-  .description('personal API keys: create')
+  .description('personal API keys: create, list, roll, revoke');
+personalKey
   .command('create')
   .description('create a personal API key for a project member')
   .requiredOption('--project <id>', 'project id')
@@ -65,6 +73,23 @@ program
   .option('--user <email>', 'the key holder (default: the bootstrap admin)', email)
   .option('--label <label>', 'a name for the key')
   .action(action('personal-key', 'create'));
+personalKey
+  .command('list')
+  .description('every personal API key (masked), newest first, with its holder')
+  .option('--user <email>', 'only the keys of this user', email)
+  .action(action('personal-key', 'list'));
+personalKey
+  .command('roll')
+  .description(
+    'a new value for a key (same id, label and scopes); the old value is refused at once',
+  )
+  .argument('<key-id>', 'the key id, as personal-key list prints it')
+  .action(action('personal-key', 'roll'));
+personalKey
+  .command('revoke')
+  .description('delete a key (a leaked one): the next request with it is refused')
+  .argument('<key-id>', 'the key id, as personal-key list prints it')
+  .action(action('personal-key', 'revoke'));
 
 program
   .command('role')

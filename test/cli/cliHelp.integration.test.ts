@@ -64,6 +64,15 @@ describe('CLI help and usage errors', () => {
       /^Usage: npm run cli -- project create \[options\][\s\S]*--name <name>/m,
     ],
     [['personal-key', 'create', '--help'], /--scopes <scopes>/],
+    [['personal-key', '--help'], /create[\s\S]*list[\s\S]*roll[\s\S]*revoke/],
+    [
+      ['personal-key', 'revoke', '--help'],
+      /^Usage: npm run cli -- personal-key revoke \[options\] <key-id>/m,
+    ],
+    [
+      ['project', 'reset-token', '--help'],
+      /^Usage: npm run cli -- project reset-token \[options\] <project-id>/m,
+    ],
     [['log', '--help'], /export[\s\S]*import/],
   ])('%j prints that command’s own help', (args, help) => {
     const r = cli(...args);
