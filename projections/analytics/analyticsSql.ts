@@ -2,7 +2,9 @@
  * What the analytics readers share: the series' conditions over `events`, the person of an event
  * after merges (through `person_distinct_id`), and interval buckets in UTC.
  */
+import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { compileActionSteps } from '../events/actionStepsSql.ts';
 import type { PersonIdSet } from '../events/eventsReader.ts';
 import { compilePropertyFilters } from '../events/propertyFilters.ts';
 import { dateTimeParamSql, type Params, propertySql } from '../events/sqlParams.ts';
@@ -14,6 +16,8 @@ export type SeriesInput = Readonly<{
   projectId: number;
   now: Date;
   event: string | null;
+  /** an action series: events matching any of its steps (none: every event, as PostHog) */
+  actionSteps?: readonly ActionStep[];
   /** ISO instants, from inclusive, to exclusive */
   from: string;
   to: string;
@@ -76,6 +80,7 @@ export function seriesConditions(input: SeriesInput, params: Params, fromSql?: s
     `pdi.deleted = 0`,
   ];
   if (input.event !== null) out.push(`e.event = ${params.string(input.event)}`);
+  if (input.actionSteps) out.push(compileActionSteps(input.actionSteps, params, input.now));
   for (const set of input.personIdSets) {
     const has = `has(${params.strings(set.ids)}, e.distinct_id)`;
     out.push(set.negated ? `not(${has})` : has);

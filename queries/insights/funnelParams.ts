@@ -77,6 +77,8 @@ export function funnelSteps(q: FunnelQuery): {
   order: FunnelOrder;
 } {
   const entities = entitiesOf(q);
+  if (entities.some((e) => e.type === 'actions'))
+    fail(invalidInput('Actions as funnel steps are not supported yet: use events.', 'actions'));
   if (entities.length < 2)
     fail(invalidInput('A funnel needs at least 2 steps in events.', 'events'));
   return {

@@ -7,6 +7,8 @@
  */
 import type pg from 'pg';
 import { z } from 'zod';
+import type { ActionStep } from '../../commands/actions/model/action.ts';
+import { actionsReader } from '../../projections/actions/actionsReader.ts';
 import type { Breakdown, Interval, SeriesInput } from '../../projections/analytics/analyticsSql.ts';
 import {
   analyticsPersonsReader,
@@ -24,7 +26,7 @@ export const InsightQuery = z.object({
     'JSON list of event entities `[{"id": "$pageview", "type": "events", "math": "total"|"dau", "properties": [...]}]`; `id` null means every event',
   ),
   actions: json('actions').describe(
-    'JSON list of actions: hogstream has no actions, so it must be empty',
+    'JSON list of action entities `[{"id": <action id>, "type": "actions", "math", "properties"}]`: the events matching any step of the action (trends, stickiness, lifecycle and their persons; not funnels yet)',
   ),
   properties: json('properties').describe(
     'JSON list (or AND/OR group) of event (`type: "event"`) and person (`type: "person"`) property filters, as the events list takes them',
@@ -68,7 +70,10 @@ export const InsightQuery = z.object({
     .max(400)
     .optional()
     .describe('actors: which series (the event name); default the first'),
-  entity_type: z.enum(['events']).optional().describe('actors: the series’ kind (events only)'),
+  entity_type: z
+    .enum(['events', 'actions'])
+    .optional()
+    .describe('actors: the series’ kind (`entity_id` is an event name or an action id)'),
   entity_math: z
     .string()
     .max(40)
@@ -81,11 +86,16 @@ export const InsightQuery = z.object({
 export type InsightQuery = z.infer<typeof InsightQuery>;
 
 export type Entity = {
+  /** an event name (null: every event), or for an action its id as text */
   id: string | null;
+  /** absent: events */
+  type?: 'events' | 'actions';
   name: string;
   order: number;
   math: 'total' | 'dau';
   properties: unknown;
+  /** an action's steps and name, read by `withActions` (or by `seriesInput` when absent) */
+  steps?: readonly ActionStep[];
 };
 
 function parseJson(text: string | undefined, attr: string): unknown {
@@ -97,45 +107,84 @@ function parseJson(text: string | undefined, attr: string): unknown {
   }
 }
 
-/** The event entities (series) of the request, in `order`. */
+const listOf = (q: InsightQuery, attr: 'events' | 'actions'): unknown[] => {
+  const list = parseJson(q[attr], attr) ?? [];
+  if (!Array.isArray(list) || list.length > 20)
+    fail(invalidInput(`${attr} must be a JSON list of at most 20 entities.`, attr));
+  return list;
+};
+
+/**
+ * The entities (series) of the request, events and actions together, in `order` (PostHog's
+ * Filter.entities: events first, then actions, each with its `order`).
+ */
 export function entitiesOf(q: InsightQuery): Entity[] {
-  const actions = parseJson(q.actions, 'actions');
-  if (Array.isArray(actions) && actions.length > 0)
-    fail(invalidInput('Actions are not supported: use events.', 'actions'));
-  const events = parseJson(q.events, 'events');
-  if (events === undefined || (Array.isArray(events) && events.length === 0))
+  const events = listOf(q, 'events');
+  const actions = listOf(q, 'actions');
+  if (events.length === 0 && actions.length === 0)
     fail(invalidInput('events is required: a JSON list like [{"id": "$pageview"}].', 'events'));
-  if (!Array.isArray(events) || events.length > 20)
-    fail(invalidInput('events must be a JSON list of at most 20 entities.', 'events'));
-  return events
-    .map((e, i): Entity => {
-      if (e === null || typeof e !== 'object' || Array.isArray(e))
-        fail(invalidInput(`events[${i}] must be an object.`, 'events'));
-      const o = e as Record<string, unknown>;
-      if (o.id !== null && o.id !== undefined && typeof o.id !== 'string')
-        fail(invalidInput(`events[${i}].id must be an event name or null.`, 'events'));
-      const math = o.math ?? 'total';
-      if (math !== 'total' && math !== 'dau')
-        fail(invalidInput(`events[${i}].math: only total and dau are supported.`, 'events'));
-      const id = (o.id as string | null | undefined) ?? null;
-      return {
-        id,
-        name: typeof o.name === 'string' ? o.name : (id ?? 'All events'),
-        order: typeof o.order === 'number' ? o.order : i,
-        math,
-        properties: o.properties,
-      };
-    })
-    .sort((a, b) => a.order - b.order);
+  if (events.length + actions.length > 20)
+    fail(invalidInput('At most 20 entities in events and actions together.', 'events'));
+  const entity = (e: unknown, i: number, attr: 'events' | 'actions'): Entity => {
+    if (e === null || typeof e !== 'object' || Array.isArray(e))
+      fail(invalidInput(`${attr}[${i}] must be an object.`, attr));
+    const o = e as Record<string, unknown>;
+    const math = o.math ?? 'total';
+    if (math !== 'total' && math !== 'dau')
+      fail(invalidInput(`${attr}[${i}].math: only total and dau are supported.`, attr));
+    const common = {
+      order: typeof o.order === 'number' ? o.order : i,
+      math,
+      properties: o.properties,
+    } as const;
+    if (attr === 'actions') {
+      const id = typeof o.id === 'string' && /^\d+$/.test(o.id) ? Number(o.id) : o.id;
+      if (!Number.isSafeInteger(id))
+        fail(invalidInput(`actions[${i}].id must be an action id.`, attr));
+      const name = typeof o.name === 'string' ? o.name : String(id);
+      return { id: String(id), type: 'actions', name, ...common };
+    }
+    if (o.id !== null && o.id !== undefined && typeof o.id !== 'string')
+      fail(invalidInput(`events[${i}].id must be an event name or null.`, 'events'));
+    const id = (o.id as string | null | undefined) ?? null;
+    const name = typeof o.name === 'string' ? o.name : (id ?? 'All events');
+    return { id, type: 'events', name, ...common };
+  };
+  return [
+    ...events.map((e, i) => entity(e, i, 'events')),
+    ...actions.map((e, i) => entity(e, i, 'actions')),
+  ].sort((a, b) => a.order - b.order);
+}
+
+/**
+ * The action entities with their steps (and their name when the request gave none), read from
+ * the actions read model; an action not of this project is a 400, as PostHog refuses it.
+ */
+export async function withActions(
+  pool: pg.Pool,
+  projectId: number,
+  entities: readonly Entity[],
+): Promise<Entity[]> {
+  const actions = actionsReader(pool);
+  return Promise.all(
+    entities.map(async (e) => {
+      if (e.type !== 'actions' || e.steps) return e;
+      const row = await actions.get(projectId, Number(e.id));
+      if (!row) fail(invalidInput(`Action ${e.id} does not exist in this project.`, 'actions'));
+      return { ...e, steps: row.steps, name: e.name === e.id ? row.name : e.name };
+    }),
+  );
 }
 
 /** The series an actors request is about: `entity_id`, else the first entity. */
 export function entityOf(q: InsightQuery): Entity {
   const all = entitiesOf(q);
   if (q.entity_id === undefined) return all[0]!;
+  const type = q.entity_type === 'actions' ? 'actions' : 'events';
   return (
-    all.find((e) => e.id === q.entity_id) ?? {
+    all.find((e) => e.id === q.entity_id && (q.entity_type === undefined || e.type === type)) ?? {
       id: q.entity_id,
+      type,
       name: q.entity_id,
       order: 0,
       math: 'total',
@@ -160,6 +209,7 @@ export async function seriesInput(
   entity: Entity,
   range: Range,
 ): Promise<SeriesInput> {
+  const [resolvedEntity] = await withActions(pool, projectId, [entity]);
   const filters = [...asList(parseJson(q.properties, 'properties')), ...asList(entity.properties)];
   const resolved = await resolvePersonFilters(pool, {
     projectId,
@@ -170,7 +220,8 @@ export async function seriesInput(
   return {
     projectId,
     now,
-    event: entity.id,
+    event: entity.type === 'actions' ? null : entity.id,
+    ...(resolvedEntity?.steps ? { actionSteps: resolvedEntity.steps } : {}),
     from: range.from.toISOString(),
     to: range.to.toISOString(),
     properties: resolved.properties,

@@ -21,6 +21,7 @@ import {
   InsightQuery,
   intervalOf,
   seriesInput,
+  withActions,
 } from './insightParams.ts';
 
 export const TrendQuery = InsightQuery.extend({
@@ -48,8 +49,8 @@ export type TrendQuery = z.infer<typeof TrendQuery>;
 
 const SeriesItem = z.object({
   action: z.object({
-    id: z.string().nullable(),
-    type: z.literal('events'),
+    id: z.union([z.string(), z.number()]).nullable().describe('an event name, or an action id'),
+    type: z.enum(['events', 'actions']),
     name: z.string(),
     order: z.number(),
     math: z.string(),
@@ -68,8 +69,8 @@ export const InsightSeriesResponse = z
 type SeriesItem = z.infer<typeof SeriesItem>;
 
 const actionOf = (e: Entity) => ({
-  id: e.id,
-  type: 'events' as const,
+  id: e.type === 'actions' ? Number(e.id) : e.id,
+  type: e.type ?? 'events',
   name: e.name,
   order: e.order,
   math: e.math,
@@ -118,7 +119,7 @@ export async function insightSeries(
   const q = await resolveAll(ctx, ch, projectId, query);
   const interval = intervalOf(q);
   const range = chartRange(q, interval, now);
-  const entities = entitiesOf(q);
+  const entities = await withActions(ctx.pool, projectId, entitiesOf(q));
   const result: SeriesItem[] = [];
   const { starts, days, labels } = axis(interval, range);
   checkPoints(q, entities.length, starts.length);

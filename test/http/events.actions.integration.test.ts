@@ -147,3 +147,61 @@ describe('events matching an action', () => {
     expectValidation(await t.api('GET', `${actionsPath()}?limit=0`), 'limit');
   });
 });
+
+describe('actions as insight series', () => {
+  const trend = async (query: string) => {
+    const res = await t.api('GET', `/api/projects/${t.projectId}/insights/trend/?${query}`);
+    expect(res.status, res.text).toBe(200);
+    return res.body.result as { action: unknown; label: string; data: number[]; count: number }[];
+  };
+  const days = 'date_from=2025-12-31&date_to=2026-01-02&interval=day';
+
+  it('counts the events matching any step, beside event series, in order', async () => {
+    const { id } = (
+      await t.api('POST', actionsPath(), {
+        name: 'Engaged',
+        steps: [{ event: '$pageview', url: 'about' }, { event: 'signed_up' }],
+      })
+    ).body;
+    const actions = encodeURIComponent(JSON.stringify([{ id, type: 'actions', order: 0 }]));
+    const events = encodeURIComponent(JSON.stringify([{ id: '$pageview', order: 1 }]));
+    const result = await trend(`actions=${actions}&events=${events}&${days}`);
+    expect(result.map((s) => [s.label, s.data, s.count])).toEqual([
+      ['Engaged', [0, 3, 0], 3],
+      ['$pageview', [0, 4, 0], 4],
+    ]);
+    expect(result[0]!.action).toEqual({
+      id,
+      type: 'actions',
+      name: 'Engaged',
+      order: 0,
+      math: 'total',
+    });
+    // the persons behind the point: the three users whose events match
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/persons/trends/?actions=${actions}&entity_type=actions&entity_id=${id}&date_from=2026-01-01&interval=day`,
+    );
+    expect(res.status, res.text).toBe(200);
+    const ids = res.body.results[0].people.flatMap(
+      (p: { distinct_ids: string[] }) => p.distinct_ids,
+    );
+    expect(ids.sort()).toEqual(['user-2', 'user-4', 'user-5']);
+  });
+
+  it("refuses another project's action, and actions as funnel steps (not built yet)", async () => {
+    const other = await newProject(t);
+    const { id } = (await t.api('POST', `/api/projects/${other}/actions/`, { name: 'x' })).body;
+    const actions = encodeURIComponent(JSON.stringify([{ id }]));
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/trend/?actions=${actions}&${days}`,
+    );
+    expectValidation(res, 'actions');
+    const funnel = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/funnel/?actions=${actions}&events=${encodeURIComponent('[{"id":"a"},{"id":"b"}]')}&${days}`,
+    );
+    expectValidation(funnel, 'actions');
+  });
+});
