@@ -233,6 +233,39 @@ describe('personal API keys: scopes and bad input', () => {
     expect((await t.api('GET', '/api/projects/', undefined, other.key)).status).toBe(200);
   });
 
+  it('answers odd input with a 4xx in the error shape, never a 5xx', async () => {
+    // (the reliability fuzzer skips these routes: they act on its own key)
+    const user = await newUser(t, { scopes: MANAGE });
+    const bodies = [
+      null,
+      [],
+      'x',
+      42,
+      { label: null },
+      { scopes: 'feature_flag:read' },
+      { scopes: [1] },
+      { label: 'x', scopes: ['*'], scoped_teams: ['1'] },
+      { label: 'x', scopes: ['*'], scoped_teams: [-1] },
+      { label: 'x', scopes: ['a'.repeat(1000)] },
+    ];
+    for (const [method, path] of [
+      ['POST', KEYS],
+      ['PATCH', keyPath('@current')],
+      ['PATCH', keyPath('%00')],
+      ['POST', `${keyPath('x'.repeat(500))}roll/`],
+      ['PATCH', `/api/projects/${t.projectId}/reset_token/`],
+    ] as const)
+      for (const body of bodies) {
+        const res = await t.api(method, path, body, user.key);
+        expect(
+          res.status,
+          `${method} ${path} ${JSON.stringify(body)}: ${res.text}`,
+        ).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        expect(res.body).toMatchObject({ type: expect.any(String), code: expect.any(String) });
+      }
+  });
+
   it('allows ten keys a user, as PostHog', async () => {
     const user = await newUser(t, { scopes: ['*'] });
     for (let i = 1; i < 10; i++)
