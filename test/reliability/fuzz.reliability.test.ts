@@ -77,7 +77,13 @@ beforeAll(async () => {
         .filter((m) => ['post', 'patch', 'put', 'delete'].includes(m))
         .map((method) => ({ path, method: method.toUpperCase() })),
     )
-    .filter((r) => r.path.startsWith('/api/'));
+    .filter((r) => r.path.startsWith('/api/'))
+    // Key management acts on the fuzzer's own credentials (`@current` is the key it sends, and
+    // reset_token replaces the project key capture uses): one roll or revoke would turn every
+    // later request into a 401. test/http/personalApiKeys and projectKeyReset cover their input.
+    .filter(
+      (r) => !r.path.startsWith('/api/personal_api_keys/') && !r.path.endsWith('/reset_token/'),
+    );
   expect(routes.length).toBeGreaterThan(5);
   // Generated before the probe starts: generation runs on the thread that also serves.
   captureSamples = fc.sample(captureRequest(t), { numRuns: CAPTURE_RUNS, seed: SEED });
