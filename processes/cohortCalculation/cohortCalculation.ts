@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import type { CohortCalculationEvent, PropertyGroup } from '../../commands/cohorts/model/cohort.ts';
 import { cohortStream } from '../../commands/cohorts/model/cohort.ts';
+import { actionsReader } from '../../projections/actions/actionsReader.ts';
 import { personsWhoPerformed } from '../../projections/analytics/behaviouralReader.ts';
 import { personDistinctIdReadModel } from '../../projections/analytics/personDistinctIdProjection.ts';
 import { cohortsProjection } from '../../projections/cohorts/cohortsProjection.ts';
@@ -37,7 +38,9 @@ const YES = 'yes';
 const HOURS = { hour: 1, day: 24, week: 24 * 7, month: 24 * 30, year: 24 * 365 } as const;
 
 type Behavioural = {
-  key: string;
+  /** an event name, or with `event_type` "actions" an action id */
+  key: string | number;
+  event_type?: 'events' | 'actions';
   time_value: number;
   time_interval: keyof typeof HOURS;
   operator?: 'gte' | 'exact' | 'lte';
@@ -70,10 +73,19 @@ async function members(deps: CohortCalculationDeps, row: CohortRow, now: Date): 
     behavioural.map(async (b) => {
       if (!deps.clickhouse) throw new Error('behavioural filters need ClickHouse');
       const since = new Date(now.getTime() - b.time_value * HOURS[b.time_interval] * 3_600_000);
+      // an action is read when the cohort is calculated: a changed action changes the cohort
+      const action =
+        b.event_type === 'actions'
+          ? await actionsReader(deps.pool).get(row.project_id, Number(b.key))
+          : undefined;
+      if (b.event_type === 'actions' && !action)
+        throw new Error(`action ${b.key} does not exist in this project`);
       return new Set(
         await personsWhoPerformed(deps.clickhouse, {
           projectId: row.project_id,
-          event: b.key,
+          event: String(b.key),
+          ...(action ? { actionSteps: action.steps } : {}),
+          now,
           since: since.toISOString(),
           operator: b.operator ?? 'gte',
           count: b.operator_value ?? 1,

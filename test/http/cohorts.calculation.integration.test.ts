@@ -113,4 +113,60 @@ describe('dynamic cohort membership', () => {
       (await make([behavioural({ operator: 'gte', operator_value: 3, negation: true })])).count,
     ).toBe(1);
   });
+
+  it('counts behavioural filters on an action (event_type "actions"): events matching any step', async () => {
+    const action = await t.api('POST', `/api/projects/${t.projectId}/actions/`, {
+      name: 'Bought or identified',
+      steps: [{ event: 'purchased' }, { event: '$identify' }],
+    });
+    expect(action.status, action.text).toBe(201);
+    const make = async (key: unknown) => {
+      const res = await t.api('POST', cohorts(), {
+        name: 'Active',
+        filters: {
+          properties: {
+            type: 'AND',
+            values: [
+              {
+                type: 'behavioral',
+                value: 'performed_event',
+                key,
+                event_type: 'actions',
+                time_value: 7,
+                time_interval: 'day',
+                operator: 'gte',
+                operator_value: 4,
+              },
+            ],
+          },
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      return calculated(res.body.id);
+    };
+    // in the last 7 days: b1 3 purchases; b3 3 purchases (one as anon-b3) and its $identify
+    expect(await make(action.body.id)).toMatchObject({ count: 1, errors_calculating: 0 });
+    expect(await make(String(action.body.id))).toMatchObject({ count: 1 });
+    // an action that is not there: the calculation records an error, as any other failure
+    expect(await make(987654)).toMatchObject({ count: 0, errors_calculating: 1 });
+    const refused = await t.api('POST', cohorts(), {
+      name: 'x',
+      filters: {
+        properties: {
+          type: 'AND',
+          values: [
+            {
+              type: 'behavioral',
+              value: 'performed_event',
+              key: 'purchased',
+              event_type: 'actions',
+              time_value: 7,
+              time_interval: 'day',
+            },
+          ],
+        },
+      },
+    });
+    expect(refused.status, refused.text).toBe(400);
+  });
 });

@@ -6,7 +6,8 @@ import type { PropertyGroup } from './cohort.ts';
  * properties (the operators of flags.md), references to other cohorts, and behavioural filters:
  * `{type: "behavioral", value: "performed_event", key: <event>, time_value, time_interval,
  * operator_value?}` — did the event (at least `operator_value` times, default 1) in the last
- * `time_value` `time_interval`s.
+ * `time_value` `time_interval`s. With `event_type: "actions"`, `key` is an action id: the events
+ * matching any of its steps.
  */
 const BehavioralProperty = z
   .object({
@@ -14,15 +15,24 @@ const BehavioralProperty = z
     value: z.literal('performed_event', {
       error: 'behavioural filters: only value "performed_event" is supported',
     }),
-    key: z.string().min(1).max(400).describe('the event name'),
-    event_type: z.literal('events').optional(),
+    key: z
+      .union([z.string().min(1).max(400), z.number().int()])
+      .describe('the event name, or with event_type "actions" the action id'),
+    event_type: z.enum(['events', 'actions']).optional(),
     time_value: z.coerce.number().int().min(1).max(3650),
     time_interval: z.enum(['hour', 'day', 'week', 'month', 'year']),
     operator: z.enum(['gte', 'exact', 'lte']).optional(),
     operator_value: z.coerce.number().int().min(0).max(1_000_000).optional(),
     negation: z.boolean().optional(),
   })
-  .catchall(z.unknown());
+  .catchall(z.unknown())
+  .refine((p) => p.event_type === 'actions' || typeof p.key === 'string', {
+    message:
+      'behavioural filters: key is an event name (or an action id with event_type "actions")',
+  })
+  .refine((p) => p.event_type !== 'actions' || /^\d+$/.test(String(p.key)), {
+    message: 'behavioural filters: with event_type "actions", key is an action id',
+  });
 export type BehavioralProperty = z.infer<typeof BehavioralProperty>;
 
 const CohortProperty = z
