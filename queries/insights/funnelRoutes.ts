@@ -1,11 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  type FunnelInput,
-  funnelActors,
-  funnelCounts,
-} from '../../projections/analytics/funnelReader.ts';
+import { funnelActors } from '../../projections/analytics/funnelReader.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
@@ -13,15 +9,9 @@ import { projectOf } from '../../src/http/apiScope.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { ActorsResponse, answerActors } from './actorsAnswer.ts';
-import { resolveAll } from './allDates.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
-import {
-  FunnelQuery,
-  funnelInput,
-  funnelSteps,
-  parseFunnelRequest,
-  stepBreakdownValue,
-} from './funnelParams.ts';
+import { FunnelQuery, parseFunnelRequest, stepBreakdownValue } from './funnelParams.ts';
+import { funnelInputOf, funnelResult } from './funnelResult.ts';
 
 const Body = z
   .record(z.string(), z.unknown())
@@ -51,32 +41,14 @@ export const funnelRoutes =
   (ctx: AppContext, ch: ClickHouse): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
-    const input = async (request: FastifyRequest, q: FunnelQuery): Promise<FunnelInput> => {
-      const projectId = projectOf(request).id;
-      return funnelInput(ctx.pool, projectId, ctx.now(), await resolveAll(ctx, ch, projectId, q));
-    };
-
     const aggregate = async (request: FastifyRequest) => {
       const q = parseFunnelRequest(request.query, request.body);
-      const funnel = await input(request, q);
-      const { names, steps } = funnelSteps(q);
-      await awaitAnalytics(ctx);
-      const groups = await funnelCounts(ch, funnel);
-      const view = (g: (typeof groups)[number] | undefined) =>
-        steps.map((s, i) => ({
-          action_id: s.event,
-          name: names[i]!,
-          order: i,
-          type: 'events' as const,
-          count: g?.counts[i] ?? 0,
-          ...(q.breakdown ? { breakdown_value: g?.breakdownValue ?? '' } : {}),
-        }));
-      return { result: q.breakdown ? groups.map(view) : view(groups[0]) };
+      return { result: await funnelResult(ctx, ch, projectOf(request).id, q) };
     };
 
     const actors = async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseFunnelRequest(request.query, request.body);
-      const funnel = await input(request, q);
+      const funnel = await funnelInputOf(ctx, ch, projectOf(request).id, q);
       const step = q.funnel_step ?? 1;
       const breakdownValue = stepBreakdownValue(q.funnel_step_breakdown);
       if (step === 0 || step === -1 || Math.abs(step) > funnel.steps.length)
