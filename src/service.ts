@@ -36,6 +36,7 @@ import { funnelRoutes } from '../queries/insights/funnelRoutes.ts';
 import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { pathRoutes } from '../queries/insights/pathRoutes.ts';
 import { retentionRoutes } from '../queries/insights/retentionRoutes.ts';
+import { savedInsightRetrieveRoutes } from '../queries/insights/savedInsightRetrieveRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
@@ -280,7 +281,8 @@ export async function createService(
       ...routes(ctx, evaluation, definitions, (projectId, cohortId) =>
         calculations.request(projectId, cohortId),
       ),
-      savedInsightRoutes(ctx, clickhouse),
+      savedInsightRoutes(ctx),
+      savedInsightRetrieveRoutes(ctx, clickhouse),
       ...(clickhouse
         ? [
             eventQueryRoutes(ctx, clickhouse, awaitCapturedEvents(ctx), config.eventsPageMaxBytes),

@@ -35,16 +35,7 @@ export type PatchInsight = Readonly<{
   dashboards?: DashboardsWanted;
   at: string;
 }>;
-export type RecordInsightResult = Readonly<{
-  type: 'RecordInsightResult';
-  insightId: number;
-  projectId: number;
-  /** the filters the result was computed from: a result of filters changed since is dropped */
-  filters: Record<string, unknown>;
-  result: unknown;
-  at: string;
-}>;
-export type InsightCommand = CreateInsight | PatchInsight | RecordInsightResult;
+export type InsightCommand = CreateInsight | PatchInsight;
 
 const FIELDS = ['name', 'description', 'filters', 'query', 'saved', 'favorited'] as const;
 
@@ -65,7 +56,7 @@ const sameDashboards = (a: readonly InsightTile[], b: readonly InsightTile[]) =>
 
 /**
  * Create once; a patch records only what changes (the fields, then the dashboards), and
- * `deleted` soft-deletes or restores; a result is kept only for the filters it was computed from.
+ * `deleted` soft-deletes or restores.
  */
 function decide(command: InsightCommand, state: InsightState): InsightEvent[] | DomainError {
   return match(command)
@@ -111,22 +102,6 @@ function decide(command: InsightCommand, state: InsightState): InsightEvent[] | 
       if (c.changes.deleted === true)
         events.push({ type: 'InsightSoftDeleted', data: { insightId: c.insightId } });
       return events;
-    })
-    .with({ type: 'RecordInsightResult' }, (c): InsightEvent[] | DomainError => {
-      if (state.status === 'absent' || state.projectId !== c.projectId || state.deleted)
-        return notFound();
-      if (!isDeepStrictEqual(state.fields.filters, c.filters)) return [];
-      return [
-        {
-          type: 'InsightRefreshed',
-          data: {
-            insightId: c.insightId,
-            projectId: c.projectId,
-            result: c.result,
-            lastRefresh: c.at,
-          },
-        },
-      ];
     })
     .exhaustive();
 }

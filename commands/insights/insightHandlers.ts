@@ -94,29 +94,3 @@ export async function patchInsight(
   );
   await deps.awaitProjection(insightsProjection, handled.position);
 }
-
-/**
- * Caches a result computed by `refresh` (appended to the insight's stream, as PostHog keeps it in
- * its cache); a result of filters changed meanwhile is not kept. Returns when it was computed.
- */
-export async function recordInsightResult(
-  deps: InsightDeps,
-  input: {
-    insightId: number;
-    projectId: number;
-    filters: Record<string, unknown>;
-    result: unknown;
-  },
-  metadata: EventMetadata,
-): Promise<string> {
-  const at = deps.now().toISOString();
-  const handled = await handleCommand(
-    deps.store,
-    insightStream(input.insightId),
-    insightDecider,
-    { type: 'RecordInsightResult', ...input, at },
-    metadata,
-  );
-  await deps.awaitProjection(insightsProjection, handled.position);
-  return at;
-}

@@ -2,28 +2,21 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { accessReader } from '../../projections/access/accessReader.ts';
-import { insightsProjection } from '../../projections/insights/insightsProjection.ts';
 import { insightsReader } from '../../projections/insights/insightsReader.ts';
-import {
-  checkFilters,
-  computeInsightResult,
-  RefreshParam,
-  refreshRequested,
-} from '../../queries/insights/savedInsightResult.ts';
+import { checkFilters } from '../../queries/insights/savedInsightResult.ts';
 import {
   creatorIds,
   SavedInsightView,
   toSavedInsightView,
 } from '../../queries/insights/savedInsightView.ts';
-import { type AppContext, awaitNewest } from '../../src/appContext.ts';
+import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
-import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { createInsight, patchInsight, recordInsightResult } from './insightHandlers.ts';
+import { createInsight, patchInsight } from './insightHandlers.ts';
 import type { InsightFields } from './model/insight.ts';
 import { filtersOfQuery } from './model/insightQuery.ts';
 
@@ -76,11 +69,11 @@ function computedFields(body: {
 }
 
 /**
- * The write side of saved insights (issue #28): create, patch (soft delete and restore too), and
- * retrieve, which is here because `refresh` computes the result and caches it in the log.
+ * The write side of saved insights (issue #28): create, patch (soft delete and restore too). The
+ * retrieve, with `refresh`, is a read (queries/insights/savedInsightRetrieveRoutes.ts).
  */
 export const savedInsightRoutes =
-  (ctx: AppContext, ch: ClickHouse | undefined): FastifyPluginAsync =>
+  (ctx: AppContext): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
@@ -154,43 +147,6 @@ export const savedInsightRoutes =
           requestMetadata(ctx, request),
         );
         return view(request, request.params.id, rest.deleted === true);
-      },
-    );
-
-    app.get(
-      `${prefix}/:id/`,
-      {
-        config: { scope: 'insight:read' },
-        schema: {
-          tags: ['insights'],
-          params: InsightParams,
-          querystring: z.object({ refresh: RefreshParam }),
-          response: { 200: SavedInsightView, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const projectId = projectOf(request).id;
-        await awaitNewest(ctx, insightsProjection.filter, insightsProjection);
-        const row = (await insights.get(projectId, request.params.id)) ?? fail(notFound());
-        if (!refreshRequested(request.query.refresh))
-          return toSavedInsightView(row, await users.usersById(creatorIds([row])));
-        if (!ch)
-          fail(
-            invalidInput('refresh needs ClickHouse, which this server runs without.', 'refresh'),
-          );
-        const result = await computeInsightResult(ctx, ch, projectId, row.filters);
-        const at = await recordInsightResult(
-          ctx,
-          { insightId: row.id, projectId, filters: row.filters, result },
-          requestMetadata(ctx, request),
-        );
-        // the result just computed, even if a concurrent change made the cache drop it
-        return {
-          ...(await view(request, row.id)),
-          result,
-          last_refresh: at,
-          is_cached: false,
-        };
       },
     );
 

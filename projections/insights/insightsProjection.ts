@@ -4,13 +4,14 @@ import { type InsightEvent, insightEventTypes } from '../../commands/insights/mo
 import { pgProjection } from '../../src/processing/projection.ts';
 
 /**
- * The saved insights read model: one row per insight with its last refreshed result, and its
- * tiles (the dashboards it is on). A change of what the insight computes drops the cached result;
- * a dashboard's soft delete drops its tiles, as PostHog marks them deleted.
+ * The saved insights read model: one row per insight, and its tiles (the dashboards it is on). A
+ * dashboard's soft delete drops its tiles, as PostHog marks them deleted. Computed results are not
+ * here: they are the read side's cache (queries/insights/insightResultCache.ts). v2: without the
+ * v1 `result` and `last_refresh` columns, and the retired `InsightRefreshed` no longer folded.
  */
 export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDeleted>({
   name: 'insights',
-  version: 1,
+  version: 2,
   tables: ['insights', 'insight_tiles'],
   filter: { eventTypes: [...insightEventTypes, 'DashboardSoftDeleted'] },
   schema: `
@@ -27,9 +28,7 @@ export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDelet
       deleted boolean NOT NULL DEFAULT false,
       created_at timestamptz NOT NULL,
       created_by_user_id integer,
-      updated_at timestamptz NOT NULL,
-      result jsonb,
-      last_refresh timestamptz
+      updated_at timestamptz NOT NULL
     );
     CREATE INDEX IF NOT EXISTS insights_project ON insights (project_id, id);
     CREATE INDEX IF NOT EXISTS insights_short_id ON insights (project_id, short_id);
@@ -79,7 +78,6 @@ export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDelet
         })
         .with({ type: 'InsightUpdated' }, (e) => {
           const c = e.data.changes;
-          const computes = c.filters !== undefined || c.query !== undefined;
           return tx.query(
             `UPDATE insights SET
                 name = CASE WHEN $2 THEN $3 ELSE name END,
@@ -87,9 +85,7 @@ export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDelet
                 filters = COALESCE($5::jsonb, filters),
                 query = CASE WHEN $6 THEN $7::jsonb ELSE query END,
                 saved = COALESCE($8, saved), favorited = COALESCE($9, favorited),
-                result = CASE WHEN $10 THEN NULL ELSE result END,
-                last_refresh = CASE WHEN $10 THEN NULL ELSE last_refresh END,
-                updated_at = $11
+                updated_at = $10
               WHERE id = $1`,
             [
               e.data.insightId,
@@ -101,7 +97,6 @@ export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDelet
               c.query == null ? null : JSON.stringify(c.query),
               c.saved ?? null,
               c.favorited ?? null,
-              computes,
               e.data.at,
             ],
           );
@@ -112,13 +107,6 @@ export const insightsProjection = pgProjection<InsightEvent | DashboardSoftDelet
         )
         .with({ type: 'InsightRestored' }, (e) =>
           tx.query('UPDATE insights SET deleted = false WHERE id = $1', [e.data.insightId]),
-        )
-        .with({ type: 'InsightRefreshed' }, (e) =>
-          tx.query('UPDATE insights SET result = $2, last_refresh = $3 WHERE id = $1', [
-            e.data.insightId,
-            JSON.stringify(e.data.result),
-            e.data.lastRefresh,
-          ]),
         )
         .with({ type: 'DashboardSoftDeleted' }, (e) =>
           tx.query('DELETE FROM insight_tiles WHERE dashboard_id = $1', [e.data.dashboardId]),

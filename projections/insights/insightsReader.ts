@@ -14,8 +14,6 @@ export type InsightRow = {
   created_at: Date;
   created_by_user_id: number | null;
   updated_at: Date;
-  result: unknown;
-  last_refresh: Date | null;
   /** the insight's tiles, oldest first */
   tiles: { id: number; dashboard_id: number }[];
 };

@@ -12,6 +12,7 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { toUserView, UserView } from '../featureFlags/flagView.ts';
 import { awaitAnalytics } from '../insights/awaitAnalytics.ts';
+import { insightResultCache } from '../insights/insightResultCache.ts';
 import { InsightSeriesResponse, insightSeries, TrendQuery } from '../insights/insightSeries.ts';
 import { creatorIds, SavedInsightView, toSavedInsightView } from '../insights/savedInsightView.ts';
 
@@ -138,8 +139,9 @@ export async function dashboardView(
       ...layout,
     });
   }
+  const cached = await insightResultCache(ctx.pool).get(projectId, insights);
   for (const insight of insights) {
-    const view = toSavedInsightView(insight, users);
+    const view = toSavedInsightView(insight, users, cached.get(insight.id));
     const tileId = insight.tiles.find((t) => t.dashboard_id === id)?.id ?? insight.id;
     tiles.push({
       id: tileId,

@@ -4,8 +4,9 @@ import {
   type InsightEvent,
   type InsightState,
   initialInsightState,
-  insightChangeEventTypes,
+  insightEventTypes,
   insightStream,
+  isInsightEvent,
 } from '../../commands/insights/model/insight.ts';
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
@@ -59,16 +60,17 @@ const dashboardIds = (s: Present | undefined) => s?.tiles.map((t) => t.dashboard
 /**
  * One entry per change a user made to an insight, folded from its stream (PostHog's `Insight`
  * activity): created, updated (fields before/after, `dashboards` as ids), deleted, restored
- * (`deleted` true → false). Refreshed results are the system's cache, not activity.
+ * (`deleted` true → false). An old log's `InsightRefreshed` (a cached result) is no change: skipped.
  */
 export function insightActivityOf(events: readonly RecordedEvent<InsightEvent>[]): Entry[] {
   let state = initialInsightState();
   const entries: Entry[] = [];
   let lastCorrelation: string | undefined;
   for (const event of events) {
+    if (!isInsightEvent(event)) continue;
     const before = state.status === 'present' ? (state as Present) : undefined;
     state = evolveInsight(state, event);
-    if (state.status !== 'present' || event.type === 'InsightRefreshed') continue;
+    if (state.status !== 'present') continue;
     const now = state as Present;
     const item = String(event.data.insightId);
     const entry = (activity: Entry['activity'], changes: Change[]): Entry => ({
@@ -137,7 +139,7 @@ export async function allInsightsActivity(
   const byStream = new Map<string, RecordedEvent<InsightEvent>[]>();
   for await (const e of readAllEvents(store, {
     streamPrefixes: ['insight-'],
-    eventTypes: insightChangeEventTypes,
+    eventTypes: insightEventTypes,
   })) {
     if (e.metadata.projectId !== undefined && e.metadata.projectId !== projectId) continue;
     const list = byStream.get(e.streamName) ?? [];

@@ -17,6 +17,7 @@ import {
   paginated,
 } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { insightResultCache } from './insightResultCache.ts';
 import {
   allInsightsActivity,
   InsightActivityEntry,
@@ -45,7 +46,10 @@ const ActivityPage = z
   })
   .meta({ id: 'InsightActivityPage' });
 
-/** Read side of saved insights: the list (newest first, deleted hidden) and activity. */
+/**
+ * Read side of saved insights: the list (newest first, deleted hidden, cached results; the table
+ * is made by savedInsightRetrieveRoutes, registered beside) and activity.
+ */
 export const savedInsightQueryRoutes =
   (ctx: AppContext): FastifyPluginAsync =>
   async (base) => {
@@ -53,6 +57,7 @@ export const savedInsightQueryRoutes =
     app.addHook('preValidation', notFoundUnlessIntegerIds(['id']));
     const insights = insightsReader(ctx.pool);
     const users = accessReader(ctx.pool);
+    const cache = insightResultCache(ctx.pool);
 
     app.get(
       '/api/projects/:project_id/insights/',
@@ -81,9 +86,10 @@ export const savedInsightQueryRoutes =
           q,
         );
         const creators = await users.usersById(creatorIds(page.rows));
+        const cached = await cache.get(projectOf(request).id, page.rows);
         return pageAnswer(request, q, {
           count: page.count,
-          results: page.rows.map((row) => toSavedInsightView(row, creators)),
+          results: page.rows.map((row) => toSavedInsightView(row, creators, cached.get(row.id))),
         });
       },
     );

@@ -1,81 +1,111 @@
 /**
- * A saved insight's legacy `filters` → what the insight engine computes (`insights/trend/`'s
- * TrendQuery), and its result. Trends, stickiness and lifecycle are computed; a funnel,
- * retention or paths insight is stored as sent and refused by `refresh` with the endpoint that
- * computes it.
+ * A saved insight's legacy `filters` → the parameters of the legacy endpoint of its kind, and its
+ * result computed by that endpoint's engine: trends, stickiness and lifecycle as `insights/trend/`
+ * answers them, funnels as `insights/funnel/`, retention as `insights/retention/`, paths as
+ * `insights/path/` (PostHog's insight `result` is the same list).
  */
 import { z } from 'zod';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { awaitAnalytics } from './awaitAnalytics.ts';
+import { bodyAsQuery, FunnelQuery, funnelSteps } from './funnelParams.ts';
+import { funnelResult } from './funnelResult.ts';
 import { entitiesOf } from './insightParams.ts';
 import { insightSeries, TrendQuery } from './insightSeries.ts';
+import { PathQuery, pathResult } from './pathResult.ts';
+import { RetentionQuery, retentionResult } from './retentionResult.ts';
 
 const SHOWN_AS = { TRENDS: undefined, STICKINESS: 'Stickiness', LIFECYCLE: 'Lifecycle' } as const;
-const ELSEWHERE: Record<string, string> = {
-  FUNNELS: 'insights/funnel/',
-  RETENTION: 'insights/retention/',
-  PATHS: 'insights/path/',
-};
 /** The legacy insight types a saved insight may have. */
 export const INSIGHT_TYPES = ['TRENDS', 'STICKINESS', 'LIFECYCLE', 'FUNNELS', 'RETENTION', 'PATHS'];
+/** PostHog's paths `include_event_types` (one kind is computed here) → our `path_type`. */
+const PATH_TYPES = new Set(['$pageview', '$screen', 'custom_event']);
 
 const insightType = (filters: Record<string, unknown>) =>
   typeof filters.insight === 'string' ? filters.insight : 'TRENDS';
+
+const refuseFilters = (detail: string): never => fail(invalidInput(detail, 'filters'));
+
+/** The filters as the parameters `schema` reads (lists and objects as JSON text), or a 400. */
+function parseFilters<S extends z.ZodType>(
+  schema: S,
+  filters: Record<string, unknown>,
+): z.infer<S> {
+  const parsed = schema.safeParse(bodyAsQuery(filters));
+  if (!parsed.success)
+    refuseFilters(
+      `filters: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data as z.infer<S>;
+}
 
 /** The TrendQuery a trends, stickiness or lifecycle insight's filters mean; undefined for others. */
 export function trendQueryOfFilters(filters: Record<string, unknown>): TrendQuery | undefined {
   const type = insightType(filters);
   if (!(type in SHOWN_AS)) return undefined;
-  const params: Record<string, string> = {};
-  for (const [k, v] of Object.entries(filters))
-    if (k in TrendQuery.shape && v !== null && v !== undefined)
-      params[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  const params: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(filters)) if (k in TrendQuery.shape) params[k] = v;
   const shownAs = SHOWN_AS[type as keyof typeof SHOWN_AS];
   if (shownAs) params.shown_as = shownAs;
-  const parsed = TrendQuery.safeParse(params);
-  if (!parsed.success)
-    fail(
-      invalidInput(
-        `filters: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-        'filters',
-      ),
-    );
-  return parsed.data;
+  return parseFilters(TrendQuery, params);
+}
+
+function funnelQueryOfFilters(filters: Record<string, unknown>): FunnelQuery {
+  const viz = filters.funnel_viz_type;
+  if (viz !== undefined && viz !== null && viz !== 'steps')
+    refuseFilters(`funnel_viz_type ${String(viz)} is not computed here: only steps.`);
+  if (Array.isArray(filters.exclusions) && filters.exclusions.length > 0)
+    refuseFilters('funnel exclusions are not supported.');
+  const q = parseFilters(FunnelQuery, filters);
+  funnelSteps(q);
+  return q;
+}
+
+function pathQueryOfFilters(filters: Record<string, unknown>): PathQuery {
+  const { include_event_types: types, ...rest } = filters;
+  if (types !== undefined && types !== null) {
+    const one = Array.isArray(types) && types.length === 1 ? types[0] : undefined;
+    if (typeof one !== 'string' || !PATH_TYPES.has(one))
+      refuseFilters(
+        'include_event_types must be one of ["$pageview"], ["$screen"], ["custom_event"].',
+      );
+    rest.path_type = one;
+  }
+  return parseFilters(PathQuery, rest);
 }
 
 /** A 400 now for filters `refresh` could not compute later (an insight type, a bad series). */
 export function checkFilters(filters: Record<string, unknown>): void {
   const type = insightType(filters);
   if (!INSIGHT_TYPES.includes(type))
-    fail(invalidInput(`filters.insight must be one of ${INSIGHT_TYPES.join(', ')}.`, 'filters'));
-  const query = trendQueryOfFilters(filters);
-  if (query) entitiesOf(query);
+    refuseFilters(`filters.insight must be one of ${INSIGHT_TYPES.join(', ')}.`);
+  if (type === 'FUNNELS') funnelQueryOfFilters(filters);
+  else if (type === 'RETENTION') parseFilters(RetentionQuery, filters);
+  else if (type === 'PATHS') pathQueryOfFilters(filters);
+  else entitiesOf(trendQueryOfFilters(filters)!);
 }
 
-/** Computes the insight's result now (the `result` of `insights/trend/` for the same filters). */
+/** Computes the insight's result now: the `result` of its kind's legacy endpoint for its filters. */
 export async function computeInsightResult(
   ctx: AppContext,
   ch: ClickHouse,
   projectId: number,
   filters: Record<string, unknown>,
 ): Promise<unknown> {
-  const query = trendQueryOfFilters(filters);
-  if (!query) {
-    const type = insightType(filters);
-    return fail(
-      invalidInput(
-        `refresh computes trends, stickiness and lifecycle insights; compute this ${type} insight with ${ELSEWHERE[type] ?? 'its endpoint'} and its filters.`,
-        'refresh',
-      ),
-    );
-  }
+  const type = insightType(filters);
+  if (type === 'FUNNELS') return funnelResult(ctx, ch, projectId, funnelQueryOfFilters(filters));
+  if (type === 'RETENTION')
+    return retentionResult(ctx, ch, projectId, parseFilters(RetentionQuery, filters));
+  if (type === 'PATHS') return pathResult(ctx, ch, projectId, pathQueryOfFilters(filters));
+  const query =
+    trendQueryOfFilters(filters) ??
+    refuseFilters(`filters.insight must be one of ${INSIGHT_TYPES.join(', ')}.`);
   await awaitAnalytics(ctx);
   return (await insightSeries(ctx, ch, projectId, query)).result;
 }
 
-/** `refresh` as PostHog takes it: true / blocking / force_* compute; false / force_cache read the cache. */
+/** `refresh` as PostHog takes it (posthog/hogql_queries/query_runner.py, ExecutionMode). */
 export const RefreshParam = z
   .enum([
     'true',
@@ -89,7 +119,13 @@ export const RefreshParam = z
   ])
   .optional()
   .describe(
-    'true, blocking, force_blocking (and the async modes, computed at once here): compute the result now and cache it; false or force_cache (default): the cached result',
+    'true, force_blocking, force_async: compute now and cache; blocking, async, lazy_async: the cached result until next_allowed_client_refresh, then compute (no background queue: async modes compute at once); false or force_cache (default): the cached result only',
   );
-export const refreshRequested = (refresh: z.infer<typeof RefreshParam>) =>
-  refresh !== undefined && refresh !== 'false' && refresh !== 'force_cache';
+export type RefreshMode = 'always' | 'when_stale' | 'never';
+export function refreshMode(refresh: z.infer<typeof RefreshParam>): RefreshMode {
+  if (refresh === 'true' || refresh === 'force_blocking' || refresh === 'force_async')
+    return 'always';
+  if (refresh === 'blocking' || refresh === 'async' || refresh === 'lazy_async')
+    return 'when_stale';
+  return 'never';
+}

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import type { UserRecord } from '../../projections/access/accessReader.ts';
 import type { InsightRow } from '../../projections/insights/insightsReader.ts';
 import { toUserView, UserView } from '../featureFlags/flagView.ts';
+import type { CachedInsightResult } from './insightResultCache.ts';
 
 /**
  * PostHog's saved insight (posthog/api/insight.py, InsightSerializer). An insight saved as a query
  * answers `filters: {}` and its `query`, as PostHog does once insights are query based; one saved
- * with filters answers them and `query: null`. `result` is the last refreshed one (null before).
+ * with filters answers them and `query: null`. `result` is the cached one of its current filters
+ * (queries/insights/insightResultCache.ts), null before a refresh and after an edit.
  */
 export const SavedInsightView = z
   .object({
@@ -24,8 +26,15 @@ export const SavedInsightView = z
     ),
     last_refresh: z.string().nullable().describe('when `result` was computed (refresh=true)'),
     cache_target_age: z.null(),
-    next_allowed_client_refresh: z.null(),
-    result: z.unknown().describe('the last computed result (insights/trend/’s `result`), or null'),
+    next_allowed_client_refresh: z
+      .string()
+      .nullable()
+      .describe('last_refresh + 15 minutes: refresh=blocking answers the cached result until then'),
+    result: z
+      .unknown()
+      .describe(
+        'the cached result, as the legacy endpoint of its kind answers `result` (insights/trend/, funnel/, retention/, path/), or null',
+      ),
     hasMore: z.boolean(),
     columns: z.null(),
     created_at: z.string(),
@@ -53,9 +62,15 @@ export type SavedInsightView = z.infer<typeof SavedInsightView>;
 const EVERYONE_CAN_EDIT = 21;
 const CAN_EDIT = 37;
 
+/** PostHog's base minimum time between two computations of an insight a client asks for. */
+export const MIN_REFRESH_INTERVAL_MS = 15 * 60_000;
+export const nextAllowedRefresh = (cached: CachedInsightResult) =>
+  new Date(cached.lastRefresh.getTime() + MIN_REFRESH_INTERVAL_MS);
+
 export function toSavedInsightView(
   row: InsightRow,
   users: ReadonlyMap<number, UserRecord>,
+  cached?: CachedInsightResult | undefined,
 ): SavedInsightView {
   const creator = row.created_by_user_id === null ? undefined : users.get(row.created_by_user_id);
   const user = creator ? toUserView(creator) : null;
@@ -71,10 +86,10 @@ export function toSavedInsightView(
     deleted: row.deleted,
     dashboards: row.tiles.map((t) => t.dashboard_id),
     dashboard_tiles: row.tiles.map((t) => ({ ...t, deleted: false })),
-    last_refresh: row.last_refresh ? new Date(row.last_refresh).toISOString() : null,
+    last_refresh: cached ? cached.lastRefresh.toISOString() : null,
     cache_target_age: null,
-    next_allowed_client_refresh: null,
-    result: row.result ?? null,
+    next_allowed_client_refresh: cached ? nextAllowedRefresh(cached).toISOString() : null,
+    result: cached ? cached.result : null,
     hasMore: false,
     columns: null,
     created_at: new Date(row.created_at).toISOString(),
@@ -90,7 +105,7 @@ export function toSavedInsightView(
     effective_restriction_level: EVERYONE_CAN_EDIT,
     effective_privilege_level: CAN_EDIT,
     timezone: 'UTC',
-    is_cached: row.last_refresh !== null,
+    is_cached: cached !== undefined,
     query_status: null,
     hogql: null,
     types: null,

@@ -4,8 +4,10 @@ import { startTestService, type TestService } from '../support/testService.ts';
 import { expectError, followPages, newUser } from './helpers.ts';
 
 // Saved insights and dashboards (issue #28). Clock: 2024-09-10 12:00 UTC; `-3d` by day is the four
-// days Sep 7, 8, 9, 10. Pageviews: alice twice on Sep 8, bob once on Sep 9 → totals [0, 2, 1, 0],
-// unique users [0, 1, 1, 0]. Counted by hand.
+// days Sep 7, 8, 9, 10. Pageviews: alice twice on Sep 8 (/home, then /pricing), bob once on Sep 9
+// (/home) → totals [0, 2, 1, 0], unique users [0, 1, 1, 0]; alice signs up on Sep 9. So the funnel
+// $pageview → signed_up is 2 then 1; daily retention of pageviews: Sep 8's cohort (alice) and Sep
+// 9's (bob) never come back; the one path edge is /home → /pricing (alice). Counted by hand.
 const NOW = new Date('2024-09-10T12:00:00Z');
 let t: TestService;
 const insights = () => `/api/projects/${t.projectId}/insights/`;
@@ -26,12 +28,25 @@ const trendsQuery = (math = 'total') => ({
   },
 });
 
+const home = { $current_url: '/home' };
+const head = () => t.service.stores.store.headPosition();
+
 beforeAll(async () => {
   t = await startTestService({}, { now: () => NOW });
   await capture({ url: t.url, projectApiKey: t.projectApiKey }, [
-    { event: '$pageview', distinct_id: 'alice', timestamp: '2024-09-08T09:00:00Z' },
-    { event: '$pageview', distinct_id: 'alice', timestamp: '2024-09-08T10:00:00Z' },
-    { event: '$pageview', distinct_id: 'bob', timestamp: '2024-09-09T09:00:00Z' },
+    {
+      event: '$pageview',
+      distinct_id: 'alice',
+      timestamp: '2024-09-08T09:00:00Z',
+      properties: home,
+    },
+    {
+      event: '$pageview',
+      distinct_id: 'alice',
+      timestamp: '2024-09-08T10:00:00Z',
+      properties: { $current_url: '/pricing' },
+    },
+    { event: '$pageview', distinct_id: 'bob', timestamp: '2024-09-09T09:00:00Z', properties: home },
     { event: 'signed_up', distinct_id: 'alice', timestamp: '2024-09-09T09:00:00Z' },
   ]);
 }, 120_000);
@@ -61,21 +76,37 @@ describe('saved insights', () => {
     });
     expect(created.short_id).toMatch(/^[A-Za-z0-9]{8}$/);
 
+    const before = await head();
     const refreshed = await t.api('GET', `${insights()}${created.id}/?refresh=true`);
     expect(refreshed.status, refreshed.text).toBe(200);
-    expect(refreshed.body.last_refresh).toBe(NOW.toISOString());
+    expect(refreshed.body).toMatchObject({
+      last_refresh: NOW.toISOString(),
+      next_allowed_client_refresh: '2024-09-10T12:15:00.000Z',
+      is_cached: false,
+    });
     expect(refreshed.body.result.map((s: { data: number[] }) => s.data)).toEqual([[0, 2, 1, 0]]);
+    // the result is the read side's cache, not a domain event: the log did not grow
+    expect(await head()).toBe(before);
 
     const cached = await t.api('GET', `${insights()}${created.id}/`);
     expect(cached.body).toMatchObject({ last_refresh: NOW.toISOString(), is_cached: true });
     expect(cached.body.result).toEqual(refreshed.body.result);
+    // blocking answers the cache until next_allowed_client_refresh (PostHog's 15 minutes)
+    const blocking = await t.api('GET', `${insights()}${created.id}/?refresh=blocking`);
+    expect(blocking.body).toMatchObject({ is_cached: true, result: refreshed.body.result });
+    const listed = await t.api('GET', `${insights()}?short_id=${created.short_id}`);
+    expect(listed.body.results[0]).toMatchObject({
+      is_cached: true,
+      result: refreshed.body.result,
+    });
 
     // another series: the cached result is dropped until the next refresh
     const patched = await t.api('PATCH', `${insights()}${created.id}/`, {
       filters: pageviews('dau'),
     });
-    expect(patched.body).toMatchObject({ result: null, last_refresh: null });
+    expect(patched.body).toMatchObject({ result: null, last_refresh: null, is_cached: false });
     const again = await t.api('GET', `${insights()}${created.id}/?refresh=blocking`);
+    expect(again.body).toMatchObject({ is_cached: false });
     expect(again.body.result[0].data).toEqual([0, 1, 1, 0]);
   });
 
@@ -98,10 +129,111 @@ describe('saved insights', () => {
       attr: 'filters',
     });
     expectError(await t.api('POST', insights(), { name: 'nothing' }), 400, { attr: 'filters' });
-    const retention = await create({ filters: { insight: 'RETENTION' } });
-    expectError(await t.api('GET', `${insights()}${retention.id}/?refresh=true`), 400, {
-      attr: 'refresh',
+    const source = (kind: string, rest: Record<string, unknown>) => ({
+      kind: 'InsightVizNode',
+      source: { kind, ...rest },
     });
+    const steps = [
+      { kind: 'EventsNode', event: '$pageview' },
+      { kind: 'EventsNode', event: 'signed_up' },
+    ];
+    for (const query of [
+      source('FunnelsQuery', { series: steps, funnelsFilter: { exclusions: [{ id: 'x' }] } }),
+      source('FunnelsQuery', { series: steps, funnelsFilter: { funnelVizType: 'trends' } }),
+      source('RetentionQuery', { retentionFilter: { cumulative: true } }),
+      source('PathsQuery', { pathsFilter: { pathGroupings: ['/blog/*'] } }),
+      source('PathsQuery', { pathsFilter: { includeEventTypes: ['$pageview', '$screen'] } }),
+    ])
+      expectError(await t.api('POST', insights(), { query }), 400, { attr: 'query' });
+    expectError(
+      await t.api('POST', insights(), { filters: { insight: 'FUNNELS', events: [{ id: 'x' }] } }),
+      400,
+      { attr: 'events' },
+    );
+  });
+
+  it('refreshes funnels, retention and paths, saved with filters or as a query', async () => {
+    const range = { date_from: '-3d' };
+    const kinds = [
+      {
+        filters: {
+          insight: 'FUNNELS',
+          events: [
+            { id: '$pageview', type: 'events', order: 0 },
+            { id: 'signed_up', type: 'events', order: 1 },
+          ],
+          ...range,
+        },
+        query: {
+          kind: 'FunnelsQuery',
+          series: [
+            { kind: 'EventsNode', event: '$pageview' },
+            { kind: 'EventsNode', event: 'signed_up' },
+          ],
+          dateRange: range,
+          funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day' },
+        },
+        legacy: `insights/funnel/?events=${encodeURIComponent('[{"id":"$pageview"},{"id":"signed_up"}]')}&date_from=-3d`,
+        shown: (r: any) => r.map((s: any) => [s.name, s.count]),
+        expected: [
+          ['$pageview', 2],
+          ['signed_up', 1],
+        ],
+      },
+      {
+        filters: {
+          insight: 'RETENTION',
+          target_entity: { id: '$pageview', type: 'events' },
+          period: 'Day',
+          total_intervals: 4,
+        },
+        query: {
+          kind: 'RetentionQuery',
+          retentionFilter: {
+            period: 'Day',
+            totalIntervals: 4,
+            targetEntity: { id: '$pageview', type: 'events' },
+          },
+        },
+        legacy: 'insights/retention/?period=Day&total_intervals=4',
+        shown: (r: any) => r.map((row: any) => [row.date, row.values.map((v: any) => v.count)]),
+        expected: [
+          ['2024-09-07T00:00:00Z', [0, 0, 0, 0]],
+          ['2024-09-08T00:00:00Z', [1, 0, 0]],
+          ['2024-09-09T00:00:00Z', [1, 0]],
+          ['2024-09-10T00:00:00Z', [0]],
+        ],
+      },
+      {
+        filters: { insight: 'PATHS', include_event_types: ['$pageview'], ...range },
+        query: {
+          kind: 'PathsQuery',
+          pathsFilter: { includeEventTypes: ['$pageview'] },
+          dateRange: range,
+        },
+        legacy: 'insights/path/?date_from=-3d',
+        shown: (r: any) => r,
+        expected: [{ source: '1_/home', target: '2_/pricing', value: 1 }],
+      },
+    ];
+    for (const kind of kinds) {
+      const asFilters = await create({ filters: kind.filters });
+      const asQuery = await create({ query: { kind: 'InsightVizNode', source: kind.query } });
+      const legacy = await t.api('GET', `/api/projects/${t.projectId}/${kind.legacy}`);
+      expect(legacy.status, legacy.text).toBe(200);
+      for (const insight of [asFilters, asQuery]) {
+        const before = await head();
+        const res = await t.api('GET', `${insights()}${insight.id}/?refresh=true`);
+        expect(res.status, res.text).toBe(200);
+        expect(kind.shown(res.body.result)).toEqual(kind.expected);
+        // the same result, in the same shape, as the legacy endpoint of its kind answers
+        expect(res.body.result).toEqual(legacy.body.result);
+        expect(await head()).toBe(before);
+        const cached = await t.api('GET', `${insights()}${insight.id}/`);
+        expect(cached.body).toMatchObject({ is_cached: true, last_refresh: NOW.toISOString() });
+        expect(cached.body.result).toEqual(res.body.result);
+      }
+    }
   });
 
   it('lists with paging, short_id, saved and favorited, and soft-deletes', async () => {

@@ -3,8 +3,8 @@ import type { Event } from '../../../src/core/event.ts';
 
 /**
  * A saved insight (issue #28): PostHog's legacy insight `filters` (what `insights/trend/` takes)
- * and, when it was saved as a query, the `query` as sent. It sits on dashboards through tiles;
- * `InsightRefreshed` caches the last result computed by `refresh`.
+ * and, when it was saved as a query, the `query` as sent. It sits on dashboards through tiles.
+ * Computed results are not events: they are the read side's cache (queries/insights/).
  */
 export type InsightFields = {
   name: string | null;
@@ -43,31 +43,28 @@ export type InsightDashboardsSet = Event<
 >;
 export type InsightSoftDeleted = Event<'InsightSoftDeleted', { insightId: number }>;
 export type InsightRestored = Event<'InsightRestored', { insightId: number }>;
-/** A result computed by `refresh`, cached until the next refresh or a change of what it computes. */
-export type InsightRefreshed = Event<
-  'InsightRefreshed',
-  { insightId: number; projectId: number; result: unknown; lastRefresh: string }
->;
 export type InsightEvent =
   | InsightCreated
   | InsightUpdated
   | InsightDashboardsSet
   | InsightSoftDeleted
-  | InsightRestored
-  | InsightRefreshed;
+  | InsightRestored;
 
-/** The events a user's change makes (activity); a refresh is the system's cache. */
-export const insightChangeEventTypes = [
+/** Every insight event: each is a user's change (activity). */
+export const insightEventTypes = [
   'InsightCreated',
   'InsightUpdated',
   'InsightDashboardsSet',
   'InsightSoftDeleted',
   'InsightRestored',
 ] as const satisfies readonly InsightEvent['type'][];
-export const insightEventTypes: readonly InsightEvent['type'][] = [
-  ...insightChangeEventTypes,
-  'InsightRefreshed',
-];
+/**
+ * A log written before results moved to the read side's cache holds `InsightRefreshed` events
+ * (a computed result) in insight streams. They are derived data, not a change: every fold skips
+ * them (and any other type it does not know), so such a log still loads.
+ */
+export const isInsightEvent = (event: { type: string }): event is InsightEvent =>
+  (insightEventTypes as readonly string[]).includes(event.type);
 export const insightStream = (insightId: number) => `insight-${insightId}`;
 
 export type InsightState =
@@ -84,6 +81,7 @@ export type InsightState =
 export const initialInsightState = (): InsightState => ({ status: 'absent' });
 
 export function evolveInsight(state: InsightState, event: InsightEvent): InsightState {
+  if (!isInsightEvent(event)) return state; // a retired InsightRefreshed of an old log
   if (state.status === 'absent')
     return event.type === 'InsightCreated'
       ? {
@@ -96,7 +94,7 @@ export function evolveInsight(state: InsightState, event: InsightEvent): Insight
         }
       : state;
   return match(event)
-    .with({ type: 'InsightCreated' }, { type: 'InsightRefreshed' }, () => state)
+    .with({ type: 'InsightCreated' }, () => state)
     .with({ type: 'InsightUpdated' }, (e) => ({
       ...state,
       fields: { ...state.fields, ...e.data.changes },

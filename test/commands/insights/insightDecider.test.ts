@@ -85,26 +85,18 @@ describe('insightDecider', () => {
       .thenFails({ kind: 'not_found' });
   });
 
-  it('caches a result only for the filters it was computed from', () => {
-    const record = {
-      type: 'RecordInsightResult',
-      insightId: 7,
-      projectId: 1,
-      filters,
-      result: [1],
-      at,
-    } as const;
-    given([created])
-      .when(record)
-      .then([
-        {
-          type: 'InsightRefreshed',
-          data: { insightId: 7, projectId: 1, result: [1], lastRefresh: at },
-        },
-      ]);
-    given([created])
-      .when({ ...record, filters: { insight: 'TRENDS' } })
-      .thenNothing();
+  it('folds an old log whose insight streams hold the retired InsightRefreshed', () => {
+    // results were once appended as events; they are derived data, skipped by every fold now
+    const refreshed = {
+      type: 'InsightRefreshed',
+      data: { insightId: 7, projectId: 1, result: [1], lastRefresh: at },
+    } as unknown as InsightCreated;
+    given([created, refreshed])
+      .when(patch({ changes: { saved: true } }))
+      .then([{ type: 'InsightUpdated', data: { insightId: 7, changes: { saved: true }, at } }]);
+    given([refreshed, created])
+      .when(patch({ changes: { deleted: true } }))
+      .then([{ type: 'InsightSoftDeleted', data: { insightId: 7 } }]);
   });
 });
 
