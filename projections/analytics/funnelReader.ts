@@ -4,7 +4,9 @@
  * `strict_order`; unordered: from the best first event, the steps done within the window), and
  * the breakdown value of the person's first step-1 event.
  */
+import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { compileActionSteps } from '../events/actionStepsSql.ts';
 import { runEventsQuery } from '../events/eventsReader.ts';
 import { compilePropertyFilters } from '../events/propertyFilters.ts';
 import { Params } from '../events/sqlParams.ts';
@@ -19,7 +21,12 @@ import {
   seriesConditions,
 } from './analyticsSql.ts';
 
-export type FunnelStep = { event: string | null; properties: unknown };
+export type FunnelStep = {
+  event: string | null;
+  properties: unknown;
+  /** an action as the step: its id, and its steps once read from the actions read model */
+  action?: { id: number; steps?: readonly ActionStep[] };
+};
 export type FunnelOrder = 'ordered' | 'strict' | 'unordered';
 
 export type FunnelInput = Omit<SeriesInput, 'event'> & {
@@ -34,7 +41,11 @@ export type FunnelInput = Omit<SeriesInput, 'event'> & {
 
 function stepCondition(step: FunnelStep, input: FunnelInput, params: Params): string {
   const parts: string[] = [];
-  if (step.event !== null) parts.push(`e.event = ${params.string(step.event)}`);
+  if (step.action) {
+    // a step whose action was never read would match every event: a bug, not a request's fault
+    if (!step.action.steps) throw new Error(`funnel step: action ${step.action.id} was not read`);
+    parts.push(compileActionSteps(step.action.steps, params, input.now));
+  } else if (step.event !== null) parts.push(`e.event = ${params.string(step.event)}`);
   const filters = compilePropertyFilters(step.properties, params, input.now);
   if (filters) parts.push(filters);
   return parts.length === 0 ? '1' : parts.join(' AND ');

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { actionsReader } from '../../projections/actions/actionsReader.ts';
 import type {
   FunnelInput,
   FunnelOrder,
@@ -77,12 +78,14 @@ export function funnelSteps(q: FunnelQuery): {
   order: FunnelOrder;
 } {
   const entities = entitiesOf(q);
-  if (entities.some((e) => e.type === 'actions'))
-    fail(invalidInput('Actions as funnel steps are not supported yet: use events.', 'actions'));
   if (entities.length < 2)
     fail(invalidInput('A funnel needs at least 2 steps in events.', 'events'));
   return {
-    steps: entities.map((e) => ({ event: e.id, properties: e.properties })),
+    steps: entities.map((e) =>
+      e.type === 'actions'
+        ? { event: null, properties: e.properties, action: { id: Number(e.id) } }
+        : { event: e.id, properties: e.properties },
+    ),
     names: entities.map((e) => e.name),
     order: q.funnel_order_type ?? 'ordered',
   };
@@ -149,7 +152,17 @@ export async function funnelInput(
   q: FunnelQuery,
 ): Promise<FunnelInput> {
   const range = chartRange(q, intervalOf(q), now);
-  const { steps, order } = funnelSteps(q);
+  const { steps: named, order } = funnelSteps(q);
+  const actions = actionsReader(pool);
+  const steps = await Promise.all(
+    named.map(async (s) => {
+      if (!s.action) return s;
+      const row = await actions.get(projectId, s.action.id);
+      if (!row)
+        fail(invalidInput(`Action ${s.action.id} does not exist in this project.`, 'actions'));
+      return { ...s, action: { id: s.action.id, steps: row.steps } };
+    }),
+  );
   const every = { id: null, name: '', order: 0, math: 'total' as const, properties: undefined };
   const { event: _every, ...series } = await seriesInput(pool, projectId, now, q, every, range);
   const breakdown = await breakdownOf(pool, projectId, q);

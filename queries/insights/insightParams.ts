@@ -26,7 +26,7 @@ export const InsightQuery = z.object({
     'JSON list of event entities `[{"id": "$pageview", "type": "events", "math": "total"|"dau", "properties": [...]}]`; `id` null means every event',
   ),
   actions: json('actions').describe(
-    'JSON list of action entities `[{"id": <action id>, "type": "actions", "math", "properties"}]`: the events matching any step of the action (trends, stickiness, lifecycle and their persons; not funnels yet)',
+    'JSON list of action entities `[{"id": <action id>, "type": "actions", "math", "properties"}]`: the events matching any step of the action (trend, stickiness, lifecycle and funnel series, and their persons)',
   ),
   properties: json('properties').describe(
     'JSON list (or AND/OR group) of event (`type: "event"`) and person (`type: "person"`) property filters, as the events list takes them',

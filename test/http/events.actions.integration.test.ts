@@ -189,7 +189,37 @@ describe('actions as insight series', () => {
     expect(ids.sort()).toEqual(['user-2', 'user-4', 'user-5']);
   });
 
-  it("refuses another project's action, and actions as funnel steps (not built yet)", async () => {
+  it('takes an action as a funnel step', async () => {
+    await capture(t, [
+      {
+        event: '$pageview',
+        distinct_id: 'funnel-user',
+        timestamp: '2026-01-01T01:00:00.000Z',
+        properties: { $current_url: 'https://shop.com/pricing' },
+      },
+      { event: 'signed_up', distinct_id: 'funnel-user', timestamp: '2026-01-01T01:05:00.000Z' },
+    ]);
+    const { id } = (
+      await t.api('POST', actionsPath(), {
+        name: 'Pricing page',
+        steps: [{ event: '$pageview', url: '/pricing' }],
+      })
+    ).body;
+    const actions = encodeURIComponent(JSON.stringify([{ id, name: 'Pricing page', order: 0 }]));
+    const events = encodeURIComponent(JSON.stringify([{ id: 'signed_up', order: 1 }]));
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/funnel/?actions=${actions}&events=${events}&${days}`,
+    );
+    expect(res.status, res.text).toBe(200);
+    // step 1: user-0 and funnel-user saw /pricing; step 2: only funnel-user signed up after it
+    expect(res.body.result.map((s: { name: string; count: number }) => [s.name, s.count])).toEqual([
+      ['Pricing page', 2],
+      ['signed_up', 1],
+    ]);
+  });
+
+  it("refuses another project's action in a trend or a funnel", async () => {
     const other = await newProject(t);
     const { id } = (await t.api('POST', `/api/projects/${other}/actions/`, { name: 'x' })).body;
     const actions = encodeURIComponent(JSON.stringify([{ id }]));
@@ -200,7 +230,7 @@ describe('actions as insight series', () => {
     expectValidation(res, 'actions');
     const funnel = await t.api(
       'GET',
-      `/api/projects/${t.projectId}/insights/funnel/?actions=${actions}&events=${encodeURIComponent('[{"id":"a"},{"id":"b"}]')}&${days}`,
+      `/api/projects/${t.projectId}/insights/funnel/?actions=${actions}&events=${encodeURIComponent('[{"id":"a"}]')}&${days}`,
     );
     expectValidation(funnel, 'actions');
   });
