@@ -12,8 +12,8 @@ import type { FlagDefinitions } from '../projections/featureFlags/flagDefinition
 import type { FlagEvaluationService } from '../projections/featureFlags/flagEvaluationService.ts';
 import { actionQueryRoutes } from '../queries/actions/actionQueryRoutes.ts';
 import { annotationQueryRoutes } from '../queries/annotations/annotationQueryRoutes.ts';
-import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { cohortPersonsRoutes } from '../queries/cohorts/cohortPersonsRoutes.ts';
+import { cohortQueryRoutes } from '../queries/cohorts/cohortQueryRoutes.ts';
 import { personCohortsRoutes } from '../queries/cohorts/personCohortsRoutes.ts';
 import { featureFlagQueryRoutes } from '../queries/featureFlags/featureFlagQueryRoutes.ts';
 import { flagActionRoutes } from '../queries/featureFlags/flagActionRoutes.ts';
