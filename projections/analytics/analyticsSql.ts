@@ -2,9 +2,8 @@
  * What the analytics readers share: the series' conditions over `events`, the person of an event
  * after merges (through `person_distinct_id`), and interval buckets in UTC.
  */
-import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { compileActionSteps } from '../events/actionStepsSql.ts';
+import { type CompiledActionStep, compileActionSteps } from '../events/actionStepsSql.ts';
 import type { PersonIdSet } from '../events/eventsReader.ts';
 import { compilePropertyFilters } from '../events/propertyFilters.ts';
 import { dateTimeParamSql, type Params, propertySql } from '../events/sqlParams.ts';
@@ -17,7 +16,7 @@ export type SeriesInput = Readonly<{
   now: Date;
   event: string | null;
   /** an action series: events matching any of its steps (none: every event, as PostHog) */
-  actionSteps?: readonly ActionStep[];
+  actionSteps?: readonly CompiledActionStep[];
   /** ISO instants, from inclusive, to exclusive */
   from: string;
   to: string;

@@ -4,9 +4,8 @@
  * `strict_order`; unordered: from the best first event, the steps done within the window), and
  * the breakdown value of the person's first step-1 event.
  */
-import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { compileActionSteps } from '../events/actionStepsSql.ts';
+import { type CompiledActionStep, compileActionSteps } from '../events/actionStepsSql.ts';
 import { runEventsQuery } from '../events/eventsReader.ts';
 import { compilePropertyFilters } from '../events/propertyFilters.ts';
 import { Params } from '../events/sqlParams.ts';
@@ -25,7 +24,7 @@ export type FunnelStep = {
   event: string | null;
   properties: unknown;
   /** an action as the step: its id, and its steps once read from the actions read model */
-  action?: { id: number; steps?: readonly ActionStep[] };
+  action?: { id: number; steps?: readonly CompiledActionStep[] };
 };
 export type FunnelOrder = 'ordered' | 'strict' | 'unordered';
 

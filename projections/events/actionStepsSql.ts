@@ -5,6 +5,14 @@ import { compilePropertyFilters } from './propertyFilters.ts';
 import { type Params, propertySql } from './sqlParams.ts';
 
 /**
+ * A step as compiled: its person property filters already resolved in Postgres to sets of
+ * distinct ids (queries/actions/actionStepPersons.ts), each restricting `distinct_id`.
+ */
+export type CompiledActionStep = ActionStep & {
+  personIdSets?: readonly Readonly<{ ids: readonly string[]; negated: boolean }>[];
+};
+
+/**
  * An action's steps as one SQL condition over `events`, with PostHog's meaning
  * (posthog/hogql/property.py `action_to_expr`): steps OR-ed, a step's conditions AND-ed; no steps,
  * or a step with no condition, matches every event. Element conditions (selector, tag, text, href)
@@ -13,7 +21,7 @@ import { type Params, propertySql } from './sqlParams.ts';
  * contains (the default, case-sensitive, `%` and `_` taken literally), exact or regex.
  */
 export function compileActionSteps(
-  steps: readonly ActionStep[],
+  steps: readonly CompiledActionStep[],
   params: Params,
   now: Date,
 ): string {
@@ -43,7 +51,7 @@ function elementKey(key: string, value: string, how: StepMatching | null, params
   return chainMatch(`(${key}="${esc(quoted)}")`, params);
 }
 
-function stepConditions(step: ActionStep, params: Params, now: Date): string[] {
+function stepConditions(step: CompiledActionStep, params: Params, now: Date): string[] {
   const out: string[] = [];
   if (step.event) out.push(`event = ${params.string(step.event)}`);
   if (step.event === '$autocapture') {
@@ -62,5 +70,9 @@ function stepConditions(step: ActionStep, params: Params, now: Date): string[] {
   }
   const properties = compilePropertyFilters(step.properties, params, now);
   if (properties) out.push(properties);
+  for (const set of step.personIdSets ?? []) {
+    const has = `has(${params.strings(set.ids)}, distinct_id)`;
+    out.push(set.negated ? `not(${has})` : has);
+  }
   return out;
 }

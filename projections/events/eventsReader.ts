@@ -3,11 +3,10 @@
  * REST API. Every statement is built from fixed SQL text and `Params` placeholders; the only
  * interpolated names are the configured database and the table.
  */
-import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
 import { escapeLike } from '../shared/propertyFilterTree.ts';
-import { compileActionSteps } from './actionStepsSql.ts';
+import { type CompiledActionStep, compileActionSteps } from './actionStepsSql.ts';
 import {
   type CompiledSelect,
   compileOrderBy,
@@ -62,7 +61,7 @@ export type ListInput = Readonly<{
   personDistinctIds?: readonly string[];
   properties?: unknown;
   /** an action's steps: events matching any (none match when there is none) */
-  actionSteps?: readonly ActionStep[];
+  actionSteps?: readonly CompiledActionStep[];
   /** person conditions resolved in Postgres (queries/events/eventPersonFilters.ts): each restricts `distinct_id` */
   personIdSets?: readonly PersonIdSet[];
   select?: readonly string[];

@@ -18,6 +18,7 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { withStepPersons } from '../actions/actionStepPersons.ts';
 import { offsetUrl, requestUrl, stringList, timestampCursorUrl } from './eventCursor.ts';
 import { jsonStream, pageInParts } from './eventPageParts.ts';
 import { resolvePersonFilters } from './eventPersonFilters.ts';
@@ -264,6 +265,16 @@ export const eventQueryRoutes =
           properties: persons.properties,
           where: persons.where,
           personIdSets: persons.personIdSets,
+          ...(input.actionSteps
+            ? {
+                actionSteps: await withStepPersons(
+                  ctx.pool,
+                  input.projectId,
+                  now,
+                  input.actionSteps,
+                ),
+              }
+            : {}),
           maxBytes: pageMaxBytes,
         });
         const events = result.kind === 'events' ? result.rows.map(toEventView) : [];

@@ -7,6 +7,7 @@ import type {
   FunnelStep,
 } from '../../projections/analytics/funnelReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
+import { withStepPersons } from '../actions/actionStepPersons.ts';
 import { chartRange } from './insightDates.ts';
 import { breakdownOf, entitiesOf, InsightQuery, intervalOf, seriesInput } from './insightParams.ts';
 
@@ -160,7 +161,8 @@ export async function funnelInput(
       const row = await actions.get(projectId, s.action.id);
       if (!row)
         fail(invalidInput(`Action ${s.action.id} does not exist in this project.`, 'actions'));
-      return { ...s, action: { id: s.action.id, steps: row.steps } };
+      const steps = await withStepPersons(pool, projectId, now, row.steps);
+      return { ...s, action: { id: s.action.id, steps } };
     }),
   );
   const every = { id: null, name: '', order: 0, math: 'total' as const, properties: undefined };

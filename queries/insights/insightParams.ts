@@ -15,6 +15,7 @@ import {
   PERSON_BREAKDOWN_MAX_PERSONS,
 } from '../../projections/persons/analyticsPersonsReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
+import { withStepPersons } from '../actions/actionStepPersons.ts';
 import { resolvePersonFilters } from '../events/eventPersonFilters.ts';
 import type { Range } from './insightDates.ts';
 
@@ -221,7 +222,9 @@ export async function seriesInput(
     projectId,
     now,
     event: entity.type === 'actions' ? null : entity.id,
-    ...(resolvedEntity?.steps ? { actionSteps: resolvedEntity.steps } : {}),
+    ...(resolvedEntity?.steps
+      ? { actionSteps: await withStepPersons(pool, projectId, now, resolvedEntity.steps) }
+      : {}),
     from: range.from.toISOString(),
     to: range.to.toISOString(),
     properties: resolved.properties,

@@ -123,6 +123,45 @@ describe('events matching an action', () => {
     expect(await matching([{ event: 'docs_viewed', tag_name: 'a' }])).toEqual(['docsView']);
   });
 
+  it('resolves person property filters of a step against the persons read model', async () => {
+    const vip = '018e0000-0000-7000-8000-0000000000a1';
+    const regular = '018e0000-0000-7000-8000-0000000000a2';
+    names.set(vip, 'vip').set(regular, 'regular');
+    await capture(t, [
+      {
+        event: 'renewed',
+        uuid: vip,
+        distinct_id: 'vip',
+        timestamp: '2026-01-01T03:00:00.000Z',
+        properties: { $set: { tier: 'gold' } },
+      },
+      {
+        event: 'renewed',
+        uuid: regular,
+        distinct_id: 'regular',
+        timestamp: '2026-01-01T03:00:01.000Z',
+      },
+    ]);
+    const gold = [{ key: 'tier', value: 'gold', operator: 'exact', type: 'person' }];
+    expect(await matching([{ event: 'renewed', properties: gold }])).toEqual(['vip']);
+    expect(
+      await matching([{ event: 'renewed', properties: [{ ...gold[0], operator: 'is_not' }] }]),
+    ).toEqual(['regular']);
+    const { id } = (
+      await t.api('POST', actionsPath(), {
+        name: 'Gold renewal',
+        steps: [{ event: 'renewed', properties: gold }],
+      })
+    ).body;
+    const actions = encodeURIComponent(JSON.stringify([{ id }]));
+    const res = await t.api(
+      'GET',
+      `/api/projects/${t.projectId}/insights/trend/?actions=${actions}&date_from=2025-12-31&date_to=2026-01-02&interval=day`,
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.result[0].data).toEqual([0, 1, 0]);
+  });
+
   it("matches nothing for an action without steps, another project's action, or none", async () => {
     expect(await matching([])).toEqual([]);
     const other = await newProject(t);
