@@ -7,10 +7,11 @@ import { type FunnelQuery, funnelInput, funnelSteps } from './funnelParams.ts';
 
 /** A funnel step as `insights/funnel/` answers it (PostHog's legacy funnel result). */
 export type FunnelStepResult = {
-  action_id: string | null;
+  /** the event name, or an action step's action id */
+  action_id: string | number | null;
   name: string;
   order: number;
-  type: 'events';
+  type: 'events' | 'actions';
   count: number;
   breakdown_value?: string;
 };
@@ -40,10 +41,10 @@ export async function funnelResult(
   const groups = await funnelCounts(ch, funnel);
   const view = (g: (typeof groups)[number] | undefined) =>
     steps.map((s, i) => ({
-      action_id: s.event,
+      action_id: s.action ? s.action.id : s.event,
       name: names[i]!,
       order: i,
-      type: 'events' as const,
+      type: s.action ? ('actions' as const) : ('events' as const),
       count: g?.counts[i] ?? 0,
       ...(q.breakdown ? { breakdown_value: g?.breakdownValue ?? '' } : {}),
     }));

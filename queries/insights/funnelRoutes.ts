@@ -21,10 +21,13 @@ const Body = z
   );
 
 const FunnelStepView = z.object({
-  action_id: z.string().nullable(),
+  action_id: z
+    .union([z.string(), z.number()])
+    .nullable()
+    .describe('an event name, or an action id'),
   name: z.string(),
   order: z.number().int(),
-  type: z.literal('events'),
+  type: z.enum(['events', 'actions']),
   count: z.number().int().describe('persons who reached this step'),
   breakdown_value: z.string().optional(),
 });

@@ -252,9 +252,9 @@ describe('actions as insight series', () => {
     );
     expect(res.status, res.text).toBe(200);
     // step 1: user-0 and funnel-user saw /pricing; step 2: only funnel-user signed up after it
-    expect(res.body.result.map((s: { name: string; count: number }) => [s.name, s.count])).toEqual([
-      ['Pricing page', 2],
-      ['signed_up', 1],
+    expect(res.body.result).toEqual([
+      { action_id: id, name: 'Pricing page', order: 0, type: 'actions', count: 2 },
+      { action_id: 'signed_up', name: 'signed_up', order: 1, type: 'events', count: 1 },
     ]);
   });
 
