@@ -3,7 +3,7 @@ import { nextId } from '../../src/appContext.ts';
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
 import { annotationDecider } from './annotationDecider.ts';
-import { type AnnotationDeps, assertDashboard } from './annotationDeps.ts';
+import { type AnnotationDeps, assertDashboard, assertInsight } from './annotationDeps.ts';
 import { type AnnotationFields, annotationStream } from './model/annotation.ts';
 
 /** Creates an annotation and returns once the annotations read model shows it. */
@@ -13,6 +13,7 @@ export async function createAnnotation(
   metadata: EventMetadata,
 ): Promise<{ annotationId: number }> {
   await assertDashboard(deps, input.projectId, input.fields.dashboard_id);
+  await assertInsight(deps, input.projectId, input.fields.dashboard_item);
   const annotationId = await nextId(deps.pool, 'annotation');
   const handled = await handleCommand(
     deps.store,

@@ -2,7 +2,7 @@ import { annotationsProjection } from '../../projections/annotations/annotations
 import { handleCommand } from '../../src/commandHandling/handleCommand.ts';
 import type { EventMetadata } from '../../src/core/event.ts';
 import { annotationDecider, type PatchAnnotation } from './annotationDecider.ts';
-import { type AnnotationDeps, assertDashboard } from './annotationDeps.ts';
+import { type AnnotationDeps, assertDashboard, assertInsight } from './annotationDeps.ts';
 import { annotationStream } from './model/annotation.ts';
 
 /** Changes, soft-deletes or restores an annotation (404 for another project's). */
@@ -13,6 +13,8 @@ export async function patchAnnotation(
 ): Promise<void> {
   if (input.changes.dashboard_id !== undefined)
     await assertDashboard(deps, input.projectId, input.changes.dashboard_id);
+  if (input.changes.dashboard_item !== undefined)
+    await assertInsight(deps, input.projectId, input.changes.dashboard_item);
   const handled = await handleCommand(
     deps.store,
     annotationStream(input.annotationId),

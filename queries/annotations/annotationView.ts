@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ANNOTATION_SCOPES, CREATION_TYPES } from '../../commands/annotations/model/annotation.ts';
 import type { UserRecord } from '../../projections/access/accessReader.ts';
 import type { AnnotationRow } from '../../projections/annotations/annotationsReader.ts';
+import type { InsightRow } from '../../projections/insights/insightsReader.ts';
 import { toUserView, UserView } from '../featureFlags/flagView.ts';
 
 /** PostHog's annotation shape (posthog/api/annotation.py's serializer). */
@@ -14,9 +15,12 @@ export const AnnotationView = z
     dashboard_item: z.number().int().nullable().describe('the insight id of an insight annotation'),
     dashboard_id: z.number().int().nullable(),
     dashboard_name: z.string().nullable(),
-    insight_short_id: z.string().nullable().describe('always null here (see DECISIONS.md)'),
-    insight_name: z.string().nullable().describe('always null here'),
-    insight_derived_name: z.string().nullable().describe('always null here'),
+    insight_short_id: z.string().nullable().describe('the `dashboard_item` insight’s short id'),
+    insight_name: z.string().nullable(),
+    insight_derived_name: z
+      .string()
+      .nullable()
+      .describe('always null, as saved insights answer `derived_name`'),
     created_by: UserView.nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -32,6 +36,7 @@ export const toAnnotationView = (
   row: AnnotationRow,
   creator: UserRecord | undefined,
   dashboardName: string | null,
+  insight?: Pick<InsightRow, 'short_id' | 'name'>,
 ): AnnotationView => ({
   id: row.id,
   content: row.content,
@@ -40,8 +45,8 @@ export const toAnnotationView = (
   dashboard_item: row.dashboard_item,
   dashboard_id: row.dashboard_id,
   dashboard_name: dashboardName,
-  insight_short_id: null,
-  insight_name: null,
+  insight_short_id: insight?.short_id ?? null,
+  insight_name: insight?.name ?? null,
   insight_derived_name: null,
   created_by: creator ? toUserView(creator) : null,
   created_at: new Date(row.created_at).toISOString(),

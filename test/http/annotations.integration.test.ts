@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInsight } from '../../commands/insights/insightHandlers.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { expectError, newProject, newUser } from './helpers.ts';
@@ -79,6 +80,9 @@ describe('annotations CRUD', () => {
     expectError(await t.api('POST', base(p), { content: 'x', date_marker: 'yesterday' }), 400, {
       attr: 'date_marker',
     });
+    expectError(await t.api('POST', base(p), { content: 'x', dashboard_item: 424242 }), 400, {
+      attr: 'dashboard_item',
+    });
     expectError(await t.api('POST', base(p), { content: 'x', dashboard_id: 424242 }), 400, {
       attr: 'dashboard_id',
     });
@@ -115,10 +119,31 @@ describe('annotations CRUD', () => {
 describe('the annotations list', () => {
   it("filters and pages as PostHog's list does (newest marker first)", async () => {
     const p = await newProject(t);
+    const { insightId: insight } = await createInsight(
+      t.service.ctx,
+      {
+        projectId: p,
+        userId: null,
+        fields: {
+          name: 'Signups',
+          description: '',
+          filters: { insight: 'TRENDS', events: [{ id: 'signed_up' }] },
+          query: null,
+          saved: true,
+          favorited: false,
+        },
+        dashboards: [],
+      },
+      { projectId: p, occurredAt: new Date().toISOString() },
+    );
     const seed = [
       { content: 'Launch v2 of billing', date_marker: '2026-01-10T00:00:00Z', scope: 'project' },
       { content: 'Outage', date_marker: '2026-01-20T00:00:00Z', scope: 'organization' },
-      { content: 'launch V2, mobile', date_marker: '2026-01-30T00:00:00Z', dashboard_item: 7 },
+      {
+        content: 'launch V2, mobile',
+        date_marker: '2026-01-30T00:00:00Z',
+        dashboard_item: insight,
+      },
       { content: '🎉', date_marker: '2026-02-05T00:00:00Z', scope: 'project', is_emoji: true },
       { content: 'No marker', scope: 'project' },
       { content: '100%_done', date_marker: '2026-01-01T00:00:00Z', scope: 'project' },
@@ -148,7 +173,14 @@ describe('the annotations list', () => {
     ]);
     expect(contents(await list('search=mobile,launch'))).toEqual(['launch V2, mobile']);
     expect(contents(await list('search=%25_'))).toEqual(['100%_done']);
-    expect(contents(await list('scope=insight'))).toEqual(['launch V2, mobile']);
+    const onInsight = await list('scope=insight');
+    expect(contents(onInsight)).toEqual(['launch V2, mobile']);
+    expect(onInsight.results[0]).toMatchObject({
+      dashboard_item: insight,
+      insight_short_id: expect.stringMatching(/^[A-Za-z0-9]{8}$/),
+      insight_name: 'Signups',
+      insight_derived_name: null,
+    });
     expect(contents(await list('scope=dashboard_item'))).toEqual(['launch V2, mobile']);
     expect(contents(await list('scope=organization'))).toEqual(['Outage']);
     expect(contents(await list('date_from=2026-01-20T00:00:00Z&date_to=2026-01-30'))).toEqual([
