@@ -25,12 +25,18 @@ async function flag(t: TestService, projectId: number, body: Record<string, unkn
   expect(res.status, res.text).toBe(201);
 }
 
-/** 200 conditions, each a regex whose NFA keeps many threads alive over a long value of "a". */
+/**
+ * Conditions of the heavy flag, each a regex whose NFA keeps many threads alive over a long value
+ * of "a" until the step budget stops it (a few ms each). Enough that one evaluation outlasts the
+ * 1 s deadline and the waits below on a fast machine too: with 200, a quiet machine finished all of
+ * them in under 600 ms and the deadline and queue tests passed or failed by the machine's speed.
+ */
+const HEAVY_CONDITIONS = 600;
 const heavyFlag = {
   key: 'heavy',
   name: 'heavy',
   filters: {
-    groups: Array.from({ length: 200 }, (_, i) => ({
+    groups: Array.from({ length: HEAVY_CONDITIONS }, (_, i) => ({
       properties: [{ key: 'email', operator: 'regex', value: `(a|aa)*b${i}`, type: 'person' }],
       rollout_percentage: 100,
     })),
@@ -62,7 +68,7 @@ describe('deadline, value bound and fair sharing (default threads and queues)', 
   });
   afterAll(async () => t?.close());
 
-  it('200 slow regex conditions: answered within 2 s, the undecided flags left out with errorsWhileComputingFlags', async () => {
+  it('600 slow regex conditions: answered within 2 s, the undecided flags left out with errorsWhileComputingFlags', async () => {
     const res = await heavy(t, a);
     expect(res.status, res.text).toBe(200);
     expect(res.ms).toBeLessThan(2_000);
@@ -152,7 +158,7 @@ describe('full queues answer 429 / 503, never the main thread', () => {
   it("a project past its share gets 429; past the thread's queue, 503 with Retry-After; /_health stays fast", async () => {
     const [a, b, c] = projects as [Project, Project, Project];
     const first = [...Array.from({ length: 4 }, () => heavy(t, a)), heavy(t, b), heavy(t, b)];
-    // Queued by then (each admitted job runs 750 ms, a quarter of the deadline).
+    // Queued by then: each admitted job runs far longer than this wait (HEAVY_CONDITIONS).
     await new Promise((r) => setTimeout(r, 250));
     const late = await heavy(t, c);
     const healthy = await health(t);
