@@ -9,6 +9,12 @@ import type { RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { readAllEvents } from '../../src/eventStore/readAllEvents.ts';
 import { type ActivityWindow, activityPage } from '../shared/activityPage.ts';
+import {
+  activityEntrySchema,
+  changeMaker,
+  entryBase,
+  type RawActivityEntry,
+} from '../shared/resourceActivity.ts';
 
 export const PersonActivityChange = z.object({
   type: z.literal('Person'),
@@ -18,40 +24,21 @@ export const PersonActivityChange = z.object({
   after: z.unknown(),
 });
 
-export const PersonActivityEntry = z
-  .object({
-    id: z.string(),
-    user: z
-      .object({
-        id: z.number().int(),
-        first_name: z.string(),
-        last_name: z.string(),
-        email: z.string(),
-      })
-      .nullable(),
-    activity: z.enum(['updated', 'delete_property', 'split_person', 'deleted']),
-    scope: z.literal('Person'),
-    item_id: z
-      .string()
-      .describe("the person's integer id (its uuid for entries written without one)"),
-    detail: z.object({
-      id: z.string(),
-      name: z.string().nullable().describe('the person uuid'),
-      changes: z.array(PersonActivityChange),
-    }),
-    created_at: z.string(),
-  })
-  .meta({ id: 'PersonActivityLogEntry' });
+export const PersonActivityEntry = activityEntrySchema({
+  id: 'PersonActivityLogEntry',
+  scope: 'Person',
+  activities: ['updated', 'delete_property', 'split_person', 'deleted'],
+  change: PersonActivityChange,
+  describe: {
+    item_id: "the person's integer id (its uuid for entries written without one)",
+    name: 'the person uuid',
+  },
+});
 export type PersonActivityEntry = z.infer<typeof PersonActivityEntry>;
 type Change = z.infer<typeof PersonActivityChange>;
-type RawEntry = Omit<PersonActivityEntry, 'user'> & { userId?: number; position: bigint };
+type RawEntry = RawActivityEntry<typeof PersonActivityEntry>;
 
-const change = (
-  action: Change['action'],
-  field: string | null,
-  before: unknown,
-  after: unknown,
-): Change => ({ type: 'Person', action, field, before, after });
+const change = changeMaker<'Person', Change['action'], string | null>('Person');
 
 /**
  * One entry per person management event, from the event alone: each carries what the decision
@@ -60,14 +47,7 @@ const change = (
 export function personActivityOf(event: RecordedEvent<PersonEvent>): RawEntry {
   const d = event.data;
   const itemId = d.personId !== undefined ? String(d.personId) : d.personUuid;
-  const base = {
-    id: event.id,
-    scope: 'Person' as const,
-    item_id: itemId,
-    created_at: event.metadata.occurredAt,
-    position: event.position,
-    ...(event.metadata.userId !== undefined ? { userId: event.metadata.userId } : {}),
-  };
+  const base = entryBase(event, 'Person', itemId);
   const detail = (changes: Change[]) => ({ id: itemId, name: d.personUuid, changes });
   switch (event.type) {
     case 'PersonPropertiesUpdated': {
