@@ -9,8 +9,9 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { ActivityQuery, activityAnswer, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import { pageAnswer, paginated } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { activityPageSchema, activityRoutes } from '../shared/activityRoutes.ts';
 import { ActionActivityEntry, actionActivity, allActionsActivity } from './actionActivity.ts';
 import { ActionView, actionViews } from './actionView.ts';
 
@@ -82,55 +83,13 @@ export const actionQueryRoutes =
       },
     );
 
-    const ActivityPage = z
-      .object({
-        count: z.number().int(),
-        total_count: z.number().int(),
-        next: z.string().nullable(),
-        previous: z.string().nullable(),
-        results: z.array(ActionActivityEntry),
-      })
-      .meta({ id: 'ActionActivityPage' });
-    const activity = { scope: 'activity_log:read' };
-    app.get(
-      '/api/projects/:project_id/actions/activity/',
-      {
-        config: activity,
-        schema: {
-          tags,
-          params: ProjectParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const id = projectOf(request).id;
-        const page = await allActionsActivity(ctx.store, users, id, request.query);
-        return activityAnswer(request, request.query, page);
-      },
-    );
-    app.get(
-      '/api/projects/:project_id/actions/:id/activity/',
-      {
-        config: activity,
-        schema: {
-          tags,
-          params: ActionParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const { id } = request.params;
-        const page = await actionActivity(
-          ctx.store,
-          users,
-          projectOf(request).id,
-          id,
-          request.query,
-        );
-        if (!page) fail(notFound());
-        return activityAnswer(request, request.query, page);
-      },
-    );
+    activityRoutes(app, {
+      path: '/api/projects/:project_id/actions',
+      tags,
+      params: ActionParams,
+      page: activityPageSchema(ActionActivityEntry, 'ActionActivityPage'),
+      store: ctx.store,
+      users,
+      readers: { one: actionActivity, all: allActionsActivity },
+    });
   };

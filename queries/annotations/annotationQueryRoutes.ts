@@ -10,8 +10,9 @@ import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import { ActivityQuery, activityAnswer, pageAnswer, paginated } from '../../src/http/pagination.ts';
+import { pageAnswer, paginated } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { activityPageSchema, activityRoutes } from '../shared/activityRoutes.ts';
 import {
   AnnotationActivityEntry,
   allAnnotationsActivity,
@@ -134,56 +135,13 @@ export const annotationQueryRoutes =
       },
     );
 
-    const ActivityPage = z
-      .object({
-        count: z.number().int(),
-        total_count: z.number().int(),
-        next: z.string().nullable(),
-        previous: z.string().nullable(),
-        results: z.array(AnnotationActivityEntry),
-      })
-      .meta({ id: 'AnnotationActivityPage' });
-    const users = accessReader(ctx.pool);
-    const activity = { scope: 'activity_log:read' };
-    app.get(
-      '/api/projects/:project_id/annotations/activity/',
-      {
-        config: activity,
-        schema: {
-          tags,
-          params: ProjectParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const id = projectOf(request).id;
-        const page = await allAnnotationsActivity(ctx.store, users, id, request.query);
-        return activityAnswer(request, request.query, page);
-      },
-    );
-    app.get(
-      '/api/projects/:project_id/annotations/:id/activity/',
-      {
-        config: activity,
-        schema: {
-          tags,
-          params: AnnotationParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const projectId = projectOf(request).id;
-        const page = await annotationActivity(
-          ctx.store,
-          users,
-          projectId,
-          request.params.id,
-          request.query,
-        );
-        if (!page) fail(notFound());
-        return activityAnswer(request, request.query, page);
-      },
-    );
+    activityRoutes(app, {
+      path: '/api/projects/:project_id/annotations',
+      tags,
+      params: AnnotationParams,
+      page: activityPageSchema(AnnotationActivityEntry, 'AnnotationActivityPage'),
+      store: ctx.store,
+      users: accessReader(ctx.pool),
+      readers: { one: annotationActivity, all: allAnnotationsActivity },
+    });
   };

@@ -9,14 +9,9 @@ import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import {
-  ActivityQuery,
-  activityAnswer,
-  PageQuery,
-  pageAnswer,
-  paginated,
-} from '../../src/http/pagination.ts';
+import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { activityPageSchema, activityRoutes } from '../shared/activityRoutes.ts';
 import { allCohortsActivity, CohortActivityEntry, cohortActivity } from './cohortActivity.ts';
 import { CohortView, toCohortView } from './cohortView.ts';
 
@@ -72,58 +67,13 @@ export const cohortQueryRoutes =
       },
     );
 
-    const ActivityPage = z
-      .object({
-        count: z.number().int(),
-        total_count: z.number().int(),
-        next: z.string().nullable(),
-        previous: z.string().nullable(),
-        results: z.array(CohortActivityEntry),
-      })
-      .meta({ id: 'CohortActivityPage' });
-    const users = accessReader(ctx.pool);
-    app.get(
-      '/api/projects/:project_id/cohorts/activity/',
-      {
-        config: { scope: 'activity_log:read' },
-        schema: {
-          tags: ['cohorts'],
-          params: ProjectParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await allCohortsActivity(
-          ctx.store,
-          users,
-          projectOf(request).id,
-          request.query,
-        );
-        return activityAnswer(request, request.query, page);
-      },
-    );
-    app.get(
-      '/api/projects/:project_id/cohorts/:id/activity/',
-      {
-        config: { scope: 'activity_log:read' },
-        schema: {
-          tags: ['cohorts'],
-          params: CohortParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await cohortActivity(
-          ctx.store,
-          users,
-          projectOf(request).id,
-          request.params.id,
-          request.query,
-        );
-        if (!page) fail(notFound());
-        return activityAnswer(request, request.query, page);
-      },
-    );
+    activityRoutes(app, {
+      path: '/api/projects/:project_id/cohorts',
+      tags: ['cohorts'],
+      params: CohortParams,
+      page: activityPageSchema(CohortActivityEntry, 'CohortActivityPage'),
+      store: ctx.store,
+      users: accessReader(ctx.pool),
+      readers: { one: cohortActivity, all: allCohortsActivity },
+    });
   };

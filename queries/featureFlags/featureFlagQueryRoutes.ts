@@ -8,14 +8,9 @@ import { fail, notFound, validation } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import {
-  ActivityQuery,
-  activityAnswer,
-  PageQuery,
-  pageAnswer,
-  paginated,
-} from '../../src/http/pagination.ts';
+import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { activityRoutes } from '../shared/activityRoutes.ts';
 import {
   type FlagReaders,
   flagReaders,
@@ -162,50 +157,13 @@ export const featureFlagQueryRoutes =
       },
     );
 
-    const activity = { scope: 'activity_log:read' };
-    app.get(
-      `${prefix}/activity/`,
-      {
-        config: activity,
-        schema: {
-          tags: ['feature_flags'],
-          params: ProjectParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await allFlagsActivity(
-          ctx.store,
-          readers.access,
-          projectOf(request).id,
-          request.query,
-        );
-        return activityAnswer(request, request.query, page);
-      },
-    );
-
-    app.get(
-      `${prefix}/:id/activity/`,
-      {
-        config: activity,
-        schema: {
-          tags: ['feature_flags'],
-          params: FlagParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await flagActivity(
-          ctx.store,
-          readers.access,
-          projectOf(request).id,
-          request.params.id,
-          request.query,
-        );
-        if (!page) fail(notFound());
-        return activityAnswer(request, request.query, page);
-      },
-    );
+    activityRoutes(app, {
+      path: prefix,
+      tags: ['feature_flags'],
+      params: FlagParams,
+      page: ActivityPage,
+      store: ctx.store,
+      users: readers.access,
+      readers: { one: flagActivity, all: allFlagsActivity },
+    });
   };

@@ -5,18 +5,12 @@ import { accessReader } from '../../projections/access/accessReader.ts';
 import { insightsProjection } from '../../projections/insights/insightsProjection.ts';
 import { insightsReader } from '../../projections/insights/insightsReader.ts';
 import { type AppContext, awaitNewest } from '../../src/appContext.ts';
-import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
-import {
-  ActivityQuery,
-  activityAnswer,
-  PageQuery,
-  pageAnswer,
-  paginated,
-} from '../../src/http/pagination.ts';
+import { PageQuery, pageAnswer, paginated } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import { activityPageSchema, activityRoutes } from '../shared/activityRoutes.ts';
 import { insightResultCache } from './insightResultCache.ts';
 import {
   allInsightsActivity,
@@ -36,15 +30,10 @@ const ListQuery = PageQuery.extend({
   basic: z.string().max(10).optional().describe('accepted; the full shape is answered'),
   refresh: z.string().max(20).optional().describe('ignored on the list: cached results only'),
 });
-const ActivityPage = z
-  .object({
-    count: z.number().int(),
-    total_count: z.number().int(),
-    next: z.string().nullable(),
-    previous: z.string().nullable(),
-    results: z.array(InsightActivityEntry),
-  })
-  .meta({ id: 'InsightActivityPage' });
+
+// Built with the module, as before the activity routes were shared: the OpenAPI document lists
+// components in the order their schemas are made.
+const ActivityPage = activityPageSchema(InsightActivityEntry, 'InsightActivityPage');
 
 /**
  * Read side of saved insights: the list (newest first, deleted hidden, cached results; the table
@@ -94,49 +83,13 @@ export const savedInsightQueryRoutes =
       },
     );
 
-    const activity = { scope: 'activity_log:read' };
-    app.get(
-      '/api/projects/:project_id/insights/activity/',
-      {
-        config: activity,
-        schema: {
-          tags: ['insights'],
-          params: ProjectParams,
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await allInsightsActivity(
-          ctx.store,
-          users,
-          projectOf(request).id,
-          request.query,
-        );
-        return activityAnswer(request, request.query, page);
-      },
-    );
-    app.get(
-      '/api/projects/:project_id/insights/:id/activity/',
-      {
-        config: activity,
-        schema: {
-          tags: ['insights'],
-          params: ProjectParams.extend({ id: z.coerce.number().int().describe('insight id') }),
-          querystring: ActivityQuery,
-          response: { 200: ActivityPage, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const page = await insightActivity(
-          ctx.store,
-          users,
-          projectOf(request).id,
-          request.params.id,
-          request.query,
-        );
-        if (!page) fail(notFound());
-        return activityAnswer(request, request.query, page);
-      },
-    );
+    activityRoutes(app, {
+      path: '/api/projects/:project_id/insights',
+      tags: ['insights'],
+      params: ProjectParams.extend({ id: z.coerce.number().int().describe('insight id') }),
+      page: ActivityPage,
+      store: ctx.store,
+      users,
+      readers: { one: insightActivity, all: allInsightsActivity },
+    });
   };
