@@ -38,8 +38,8 @@ export function writesOf(
     if (persons.length > 0) {
       await tx.query(
         `INSERT INTO persons (id, project_id, uuid, properties, is_identified, created_at, version)
-         SELECT id, project_id, uuid, properties, is_identified, created_at, version
-           FROM json_to_recordset($1::json) AS x(id int, project_id int, uuid uuid, properties jsonb, is_identified boolean, created_at timestamptz, version int)
+         SELECT id, project_id, uuid, properties::jsonb, is_identified, created_at, version
+           FROM json_to_recordset($1::json) AS x(id int, project_id int, uuid uuid, properties text, is_identified boolean, created_at timestamptz, version int)
          ON CONFLICT (id) DO UPDATE SET properties = EXCLUDED.properties, is_identified = EXCLUDED.is_identified,
            created_at = EXCLUDED.created_at, version = EXCLUDED.version`,
         [
@@ -48,7 +48,9 @@ export function writesOf(
               id: p.id,
               project_id: p.projectId,
               uuid: p.uuid,
-              properties: p.properties,
+              // As text cast to jsonb: json_to_recordset's own jsonb column cost Postgres 160–180
+              // µs a 2.7 KB person against 100–140 (docs/PERFORMANCE.md "Issue #27, third part").
+              properties: JSON.stringify(p.properties),
               is_identified: p.isIdentified,
               created_at: p.createdAt,
               version: p.version,
@@ -104,7 +106,7 @@ export function writesOf(
       .filter((g): g is GroupRow => !!g);
     if (groups.length > 0) {
       await tx.query(
-        `INSERT INTO groups SELECT * FROM json_to_recordset($1::json) AS x(project_id int, group_type_index int, group_key text, properties jsonb, created_at timestamptz, version int)
+        `INSERT INTO groups SELECT project_id, group_type_index, group_key, properties::jsonb, created_at, version FROM json_to_recordset($1::json) AS x(project_id int, group_type_index int, group_key text, properties text, created_at timestamptz, version int)
          ON CONFLICT (project_id, group_type_index, group_key) DO UPDATE SET properties = EXCLUDED.properties, version = EXCLUDED.version`,
         [
           JSON.stringify(
@@ -112,7 +114,7 @@ export function writesOf(
               project_id: g.projectId,
               group_type_index: g.groupTypeIndex,
               group_key: g.groupKey,
-              properties: g.properties,
+              properties: JSON.stringify(g.properties),
               created_at: g.createdAt,
               version: g.version,
             })),
