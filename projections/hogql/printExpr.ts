@@ -1,0 +1,203 @@
+import { HogQLError, type Span } from './errors.ts';
+import { identifier, stringLiteral } from './fields.ts';
+import { knownFunction } from './functions.ts';
+import type { Node } from './parser.ts';
+
+/** Deepest expression the printer follows (ClickHouse's own max_ast_depth stops the rest). */
+export const MAX_DEPTH = 200;
+
+export const spanOf = (node: Node): Span => ({
+  ...(node.start ? { start: node.start.offset } : {}),
+  ...(node.end ? { end: node.end.offset } : {}),
+});
+
+/** What expression printing needs from the SELECT it is in (printSelect.ts). */
+export interface ExprHost {
+  field(node: Node, lambdaArgs: ReadonlySet<string>): string;
+  subquery(node: Node): string;
+  placeholder(node: Node, lambdaArgs: ReadonlySet<string>, depth: number): string;
+}
+
+const COMPARE: Readonly<Record<string, string>> = {
+  '==': '=',
+  '!=': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+  like: 'LIKE',
+  ilike: 'ILIKE',
+  'not like': 'NOT LIKE',
+  'not ilike': 'NOT ILIKE',
+  in: 'IN',
+  'not in': 'NOT IN',
+  'global in': 'IN',
+  'global not in': 'NOT IN',
+};
+const REGEX: Readonly<Record<string, string>> = {
+  '=~': 'match(%l, %r)',
+  '!~': 'not(match(%l, %r))',
+  '=~*': "match(%l, concat('(?i)', %r))",
+  '!~*': "not(match(%l, concat('(?i)', %r)))",
+};
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
+
+/** A constant as a ClickHouse literal: strings escaped, numbers finite, booleans and NULL. */
+export function constant(value: unknown, span: Span): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new HogQLError('A number is out of range', span);
+    return Number.isInteger(value) && Math.abs(value) >= 1e21
+      ? value.toExponential()
+      : String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string') return stringLiteral(value);
+  if (Array.isArray(value)) return `[${value.map((v) => constant(v, span)).join(', ')}]`;
+  throw new HogQLError('Only strings, numbers, booleans, null and arrays of them are values', span);
+}
+
+/** Prints one HogQL expression as ClickHouse SQL. */
+export function printExpr(
+  host: ExprHost,
+  node: Node,
+  lambdaArgs: ReadonlySet<string> = new Set(),
+  depth = 0,
+): string {
+  if (depth > MAX_DEPTH) throw new HogQLError('The query is nested too deeply', spanOf(node));
+  const p = (n: Node, args = lambdaArgs) => printExpr(host, n, args, depth + 1);
+  const list = (ns: readonly Node[] | null | undefined) => (ns ?? []).map((n) => p(n)).join(', ');
+  const span = spanOf(node);
+  switch (node.node) {
+    case 'Constant':
+      return constant(node.value, span);
+    case 'Field':
+      return host.field(node, lambdaArgs);
+    case 'Alias':
+      if (node.hidden) return p(node.expr);
+      return `${p(node.expr)} AS ${identifier(String(node.alias))}`;
+    case 'And':
+      return `and(${list(node.exprs)})`;
+    case 'Or':
+      return `or(${list(node.exprs)})`;
+    case 'Not':
+      return `not(${p(node.expr)})`;
+    case 'ArithmeticOperation':
+      if (!ARITHMETIC.has(node.op)) break;
+      return `(${p(node.left)} ${node.op} ${p(node.right)})`;
+    case 'CompareOperation': {
+      const l = p(node.left);
+      if (node.right?.node === 'Constant' && node.right.value === null) {
+        if (node.op === '==') return `isNull(${l})`;
+        if (node.op === '!=') return `isNotNull(${l})`;
+      }
+      const regex = REGEX[node.op];
+      if (regex) return regex.replace('%l', l).replace('%r', p(node.right));
+      const op = COMPARE[node.op];
+      if (!op) break;
+      const r = p(node.right);
+      // `x IN (1, 2)`: the tuple's parentheses are the list's
+      const right =
+        (op === 'IN' || op === 'NOT IN') && node.right.node === 'Tuple'
+          ? r.replace(/^tuple/, '')
+          : r;
+      return `(${l} ${op} ${right})`;
+    }
+    case 'BetweenExpr':
+      return `(${p(node.expr)} ${node.negated ? 'NOT ' : ''}BETWEEN ${p(node.low)} AND ${p(node.high)})`;
+    case 'Array':
+      return `[${list(node.exprs)}]`;
+    case 'Tuple':
+      return `tuple(${list(node.exprs)})`;
+    case 'ArrayAccess': {
+      // properties['$browser'] is the property, as properties.$browser
+      const a = node.array;
+      const key = node.property?.node === 'Constant' ? node.property.value : undefined;
+      if (a?.node === 'Field' && (a.chain ?? []).includes('properties') && typeof key === 'string')
+        return host.field({ ...a, chain: [...a.chain, key] }, lambdaArgs);
+      return `${p(node.array)}[${p(node.property)}]`;
+    }
+    case 'TupleAccess':
+      return `tupleElement(${p(node.tuple)}, ${Number(node.index)})`;
+    case 'Lambda': {
+      const args: string[] = node.args ?? [];
+      const inner = new Set([...lambdaArgs, ...args]);
+      const head =
+        args.length === 1 ? identifier(args[0]!) : `(${args.map(identifier).join(', ')})`;
+      return `(${head} -> ${p(node.expr, inner)})`;
+    }
+    case 'Placeholder':
+      return host.placeholder(node, lambdaArgs, depth + 1);
+    case 'SelectQuery':
+    case 'SelectSetQuery':
+      return `(${host.subquery(node)})`;
+    case 'Call':
+      return call(node, list, span);
+    case 'WindowFunction':
+      return windowFunction(host, node, list, lambdaArgs, depth, span);
+  }
+  throw new HogQLError(`Unsupported HogQL: ${node.node}${node.op ? ` ${node.op}` : ''}`, span);
+}
+
+type Print = (n: Node) => string;
+type List = (ns: readonly Node[] | null | undefined) => string;
+
+function call(node: Node, list: List, span: Span): string {
+  const name = String(node.name);
+  const known = knownFunction(name);
+  if (!known) throw new HogQLError(`Unsupported function: ${name}`, span);
+  if (node.filter_expr)
+    throw new HogQLError(`FILTER (WHERE …) is not supported; use ${name}If`, span);
+  const params = node.params ? `(${list(node.params)})` : '';
+  const distinct = node.distinct ? 'DISTINCT ' : '';
+  return `${known.clickhouse}${params}(${distinct}${list(node.args)})`;
+}
+
+/** The body of OVER (…): PARTITION BY, ORDER BY and the frame. */
+export function windowSpec(p: Print, w: Node): string {
+  const list: List = (ns) => (ns ?? []).map(p).join(', ');
+  const parts: string[] = [];
+  if (w.partition_by?.length) parts.push(`PARTITION BY ${list(w.partition_by)}`);
+  if (w.order_by?.length) parts.push(`ORDER BY ${orderBy(p, w.order_by)}`);
+  if (w.frame_method) {
+    const bound = (b: Node | null | undefined) => {
+      if (!b) return 'CURRENT ROW';
+      if (b.frame_type === 'CURRENT ROW') return 'CURRENT ROW';
+      const v =
+        b.frame_value === null || b.frame_value === undefined
+          ? 'UNBOUNDED'
+          : String(Number(b.frame_value));
+      return `${v} ${b.frame_type === 'FOLLOWING' ? 'FOLLOWING' : 'PRECEDING'}`;
+    };
+    const method = w.frame_method === 'RANGE' ? 'RANGE' : 'ROWS';
+    parts.push(
+      w.frame_end
+        ? `${method} BETWEEN ${bound(w.frame_start)} AND ${bound(w.frame_end)}`
+        : `${method} ${bound(w.frame_start)}`,
+    );
+  }
+  return parts.join(' ');
+}
+
+export const orderBy = (p: Print, items: readonly Node[]): string =>
+  items.map((o) => `${p(o.expr)} ${o.order === 'DESC' ? 'DESC' : 'ASC'}`).join(', ');
+
+function windowFunction(
+  host: ExprHost,
+  node: Node,
+  list: List,
+  lambdaArgs: ReadonlySet<string>,
+  depth: number,
+  span: Span,
+): string {
+  const name = String(node.name);
+  const known = knownFunction(name);
+  if (!known) throw new HogQLError(`Unsupported window function: ${name}`, span);
+  const args = list(node.exprs);
+  const params = node.args?.length ? `(${list(node.args)})` : '';
+  const over = node.over_identifier
+    ? identifier(String(node.over_identifier))
+    : `(${windowSpec((n) => printExpr(host, n, lambdaArgs, depth + 1), node.over_expr ?? { node: 'WindowExpr' })})`;
+  return `${known.clickhouse}${params}(${args}) OVER ${over}`;
+}
