@@ -97,6 +97,12 @@ const ConfigSchema = z.object({
     .int()
     .min(1024)
     .default(32 * 1024 * 1024),
+  /** asynchronous /query queries one project may run at once; one more: 429 */
+  QUERY_ASYNC_MAX_RUNNING: z.coerce.number().int().min(1).max(100).default(3),
+  /** minutes an asynchronous /query result is kept after it finished */
+  QUERY_ASYNC_KEEP_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
+  /** finished asynchronous /query results kept per project (the oldest dropped first) */
+  QUERY_ASYNC_MAX_KEPT: z.coerce.number().int().min(1).max(1000).default(20),
   /**
    * concurrent runners of the persons read model, each folding the events of one partition of
    * (project, distinct id); a read model built with another count is refused (docs/SCALING.md)
@@ -159,6 +165,9 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
   EVENTS_PAGE_MAX_BYTES:
     'event bytes of an events-list page the server holds at once (a larger page is sent in parts)',
+  QUERY_ASYNC_MAX_RUNNING: 'asynchronous /query queries a project may run at once (one more: 429)',
+  QUERY_ASYNC_KEEP_MINUTES: 'minutes a finished asynchronous /query result is kept',
+  QUERY_ASYNC_MAX_KEPT: 'finished asynchronous /query results kept per project (oldest dropped)',
   INGESTION_WORKERS:
     'runners of the persons read model, partitioned by (project, distinct id); changing it needs `rebuild persons`',
   READ_YOUR_WRITES_TIMEOUT_MS: 'how long a REST write waits for its read model',
@@ -217,6 +226,7 @@ export type Config = Readonly<{
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
+  asyncQueryLimits: Readonly<{ maxRunning: number; keepMinutes: number; maxKept: number }>;
   eventDeletionSchedule: string;
   cohortCalculationSchedule: string;
   cohortRecalculationMinutes: number;
@@ -281,6 +291,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queuePerProject: c.FLAG_EVALUATION_QUEUE_PER_PROJECT,
     },
     eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
+    asyncQueryLimits: {
+      maxRunning: c.QUERY_ASYNC_MAX_RUNNING,
+      keepMinutes: c.QUERY_ASYNC_KEEP_MINUTES,
+      maxKept: c.QUERY_ASYNC_MAX_KEPT,
+    },
     captureQuota: {
       ratePerSecond: c.CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND,
       burst: c.CAPTURE_RATE_LIMIT_BURST,

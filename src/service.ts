@@ -37,6 +37,7 @@ import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { pathRoutes } from '../queries/insights/pathRoutes.ts';
 import { retentionRoutes } from '../queries/insights/retentionRoutes.ts';
 import { savedInsightRetrieveRoutes } from '../queries/insights/savedInsightRetrieveRoutes.ts';
+import { queryRoutes } from '../queries/query/queryRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
@@ -292,6 +293,10 @@ export async function createService(
             pathRoutes(ctx, clickhouse),
             correlationRoutes(ctx, clickhouse),
             dashboardQueryRoutes(ctx, clickhouse),
+            queryRoutes(
+              { ctx, ch: clickhouse, hogql: { ch: clickhouse, pool: stores.pool } },
+              config.asyncQueryLimits,
+            ),
           ]
         : []),
     ],

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { isStorable, type PersonRef } from '../../commands/persons/model/personRef.ts';
 import type { PersonRecord } from '../../commands/persons/model/personView.ts';
+import { isUuid } from '../../src/core/uuid.ts';
 import { checkpointId, readCheckpoint } from '../../src/processing/projection.ts';
 import { escapeLike, FilterError } from '../shared/propertyFilterTree.ts';
 import { compilePersonFilters, type PersonWhere, PgParams } from './personFilters.ts';
@@ -133,6 +134,17 @@ export const personsReader = (pool: pg.Pool) => ({
       [projectId, ref.kind === 'id' ? ref.id : ref.uuid],
     );
     return rows[0] ?? null;
+  },
+
+  /** Persons by uuid (the ids `/query`'s actors rows carry), at most one per uuid (the oldest after a split). */
+  async personsByUuids(projectId: number, uuids: readonly string[]): Promise<PersonRecord[]> {
+    const wanted = [...new Set(uuids)].filter(isUuid);
+    if (wanted.length === 0) return [];
+    const { rows } = await pool.query<PersonRecord>(
+      `SELECT DISTINCT ON (p.uuid) * FROM (${SELECT_PERSON} WHERE p.project_id = $1::int AND p.uuid = ANY($2::uuid[])) p ORDER BY p.uuid, p.id`,
+      [projectId, wanted],
+    );
+    return rows;
   },
 
   /** The persons list (`personWhere`): the count of all matches and one page. */

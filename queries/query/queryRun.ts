@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import type { HogQLDeps } from '../../projections/hogql/index.ts';
+import type { AppContext } from '../../src/appContext.ts';
+import { fail, invalidInput } from '../../src/core/errors.ts';
+import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
+import { MAX_QUERY_ROWS } from './querySchemas.ts';
+
+/** What the query kinds share: their dependencies, one run's facts, paging fields, field checks. */
+
+export type QueryDeps = Readonly<{ ctx: AppContext; ch: ClickHouse; hogql: HogQLDeps }>;
+
+/** One run of a query: its project, clock, id (ClickHouse's query id) and cancellation. */
+export type QueryRun = Readonly<{
+  projectId: number;
+  now: Date;
+  queryId: string;
+  signal?: AbortSignal;
+}>;
+
+export const Limit = z.number().int().min(1).max(MAX_QUERY_ROWS).optional();
+export const Offset = z.number().int().min(0).max(1_000_000_000).optional();
+
+/** A kind's own fields, checked: a bad field is a 400 naming it, under `query`. */
+export function parseKind<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const at = ['query', ...issue.path.map(String)].join('.');
+  fail(invalidInput(`${at}: ${issue.message}`, 'query'));
+}
+
+/** What every answered query carries as PostHog's cached-response fields (nothing is cached here). */
+export const freshness = (now: Date) => ({
+  is_cached: false,
+  cache_key: null,
+  last_refresh: now.toISOString(),
+  next_allowed_client_refresh: now.toISOString(),
+  timezone: 'UTC',
+  timings: [],
+});
