@@ -5,8 +5,10 @@
  * cleaning and groupings, actions…) is refused with the field that asked for it.
  */
 import {
+  entityLists,
   eventsEntity,
   isObject,
+  type MappingOptions,
   nonEmpty,
   oneBreakdown,
   type QueryMapping,
@@ -27,15 +29,18 @@ function renamed(from: Record<string, unknown>, names: Record<string, string>) {
   return out;
 }
 
-export function funnelsFilters(source: Record<string, unknown>): QueryMapping {
+export function funnelsFilters(
+  source: Record<string, unknown>,
+  options: MappingOptions = {},
+): QueryMapping {
   if (!Array.isArray(source.series) || source.series.length < 2 || source.series.length > 20)
     return refuse('query.source.series must list 2 to 20 EventsNode steps.');
-  const events: Record<string, unknown>[] = [];
+  const steps: Record<string, unknown>[] = [];
   for (const [i, node] of source.series.entries()) {
-    const entity = eventsEntity(node, `query.source.series[${i}]`, TOTAL);
+    const entity = eventsEntity(node, `query.source.series[${i}]`, TOTAL, options);
     if (typeof entity === 'string') return refuse(entity);
     const { math: _math, ...step } = entity;
-    events.push({ ...step, order: i });
+    steps.push(step);
   }
   const f = part(source, 'funnelsFilter');
   if (given(f.funnelVizType) && f.funnelVizType !== 'steps')
@@ -51,7 +56,7 @@ export function funnelsFilters(source: Record<string, unknown>): QueryMapping {
     ok: true,
     filters: {
       insight: 'FUNNELS',
-      events,
+      ...entityLists(steps),
       ...rangeAndProperties(source),
       ...(given(source.interval) ? { interval: source.interval } : {}),
       ...breakdown,

@@ -8,15 +8,17 @@
  */
 import { funnelsFilters, pathsFilters, retentionFilters } from './funnelsRetentionPathsQueries.ts';
 import {
+  entityLists,
   eventsEntity,
   isObject,
+  type MappingOptions,
   oneBreakdown,
   type QueryMapping,
   rangeAndProperties,
   refuse,
 } from './insightQueryParts.ts';
 
-export type { QueryMapping } from './insightQueryParts.ts';
+export type { MappingOptions, QueryMapping } from './insightQueryParts.ts';
 
 const KINDS = { TrendsQuery: 'TRENDS', StickinessQuery: 'STICKINESS', LifecycleQuery: 'LIFECYCLE' };
 const OTHER_KINDS = {
@@ -26,12 +28,15 @@ const OTHER_KINDS = {
 };
 const MATHS = new Set(['total', 'dau']);
 
-export function filtersOfQuery(query: Record<string, unknown>): QueryMapping {
+export function filtersOfQuery(
+  query: Record<string, unknown>,
+  options: MappingOptions = {},
+): QueryMapping {
   const source = query.kind === 'InsightVizNode' ? query.source : query;
   if (!isObject(source)) return refuse('query.source must be an object (a TrendsQuery).');
   const kind = String(source.kind);
   const other = OTHER_KINDS[kind as keyof typeof OTHER_KINDS];
-  if (other) return other(source);
+  if (other) return other(source, options);
   const insight = KINDS[kind as keyof typeof KINDS];
   if (insight === undefined)
     return refuse(
@@ -39,13 +44,17 @@ export function filtersOfQuery(query: Record<string, unknown>): QueryMapping {
     );
   if (!Array.isArray(source.series) || source.series.length === 0 || source.series.length > 20)
     return refuse('query.source.series must list 1 to 20 EventsNode series.');
-  const events: Record<string, unknown>[] = [];
+  const entities: Record<string, unknown>[] = [];
   for (const [i, node] of source.series.entries()) {
-    const entity = eventsEntity(node, `query.source.series[${i}]`, MATHS);
+    const entity = eventsEntity(node, `query.source.series[${i}]`, MATHS, options);
     if (typeof entity === 'string') return refuse(entity);
-    events.push({ ...entity, order: i });
+    entities.push(entity);
   }
-  const filters: Record<string, unknown> = { insight, events, ...rangeAndProperties(source) };
+  const filters: Record<string, unknown> = {
+    insight,
+    ...entityLists(entities),
+    ...rangeAndProperties(source),
+  };
   if (source.interval !== undefined) filters.interval = source.interval;
   const breakdown = oneBreakdown(source);
   if (typeof breakdown === 'string') return refuse(breakdown);
