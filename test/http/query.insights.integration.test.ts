@@ -171,6 +171,20 @@ describe('insight queries on /query', () => {
         date_from: '-3d',
       }),
     );
+    // an action as a step: everyone viewed /home, alice signed up after
+    const withAction = await ask({
+      kind: 'FunnelsQuery',
+      series: [{ kind: 'ActionsNode', id: actionId }, events('signed_up')],
+      dateRange: { date_from: '-3d' },
+    });
+    expect((withAction.results as { count: number }[]).map((s) => s.count)).toEqual([3, 1]);
+    expect(withAction.results).toEqual(
+      await legacy('funnel', {
+        actions: [{ id: actionId, type: 'actions', order: 0 }],
+        events: [{ id: 'signed_up', order: 1 }],
+        date_from: '-3d',
+      }),
+    );
   });
 
   it('RetentionQuery as insights/retention/ answers it', async () => {
@@ -213,12 +227,21 @@ describe('insight queries on /query', () => {
     );
   });
 
-  it('a bare TrendsQuery (no InsightVizNode) is answered too', async () => {
+  it('a bare TrendsQuery (no InsightVizNode) is answered too; styling and test accounts change nothing', async () => {
     const res = await t.api('POST', `${project()}/query/`, {
       query: { kind: 'TrendsQuery', series: [events('$pageview')], ...days },
     });
     expect(res.status, res.text).toBe(200);
     expect(data(res.body.results)).toEqual([[0, 2, 2, 1]]);
+    // no test account filters exist here: PostHog computes the same for a project without any
+    const styled = await ask({
+      kind: 'TrendsQuery',
+      series: [events('$pageview')],
+      ...days,
+      filterTestAccounts: true,
+      trendsFilter: { display: 'ActionsBar', showLegend: true },
+    });
+    expect(styled.results).toEqual(res.body.results);
   });
 
   it('refuses what the engine does not compute with a 400 naming the field', async () => {
