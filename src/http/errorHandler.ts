@@ -61,6 +61,14 @@ export function installErrorHandler(app: FastifyInstance): void {
         detail: 'Request body is too large.',
         attr: null,
       });
+    if (status === 504)
+      // a query that ran out of time (HogQLTimeoutError): the client can narrow it; not a bug
+      return send(504, {
+        type: 'server_error',
+        code: 'timeout',
+        detail: error.message,
+        attr: null,
+      });
     if (status >= 400 && status < 500) {
       return send(status, {
         type: 'validation_error',

@@ -1,6 +1,7 @@
 import { parseError } from '@clickhouse/client';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { HogQLTimeoutError } from '../../projections/hogql/errors.ts';
 import { installErrorHandler } from '../../src/http/errorHandler.ts';
 
 /**
@@ -41,5 +42,12 @@ describe('ClickHouse errors reaching the error handler', () => {
     expect((await answer(refused)).status).toBe(503);
     const keeper = parseError('Code: 999. DB::Exception: Session expired. (KEEPER_EXCEPTION)');
     expect(await answer(keeper)).toMatchObject({ status: 500, body: { type: 'server_error' } });
+  });
+
+  it('a query that ran out of time (statusCode 504): 504 with its detail, not a 500', async () => {
+    const res = await answer(new HogQLTimeoutError(30));
+    expect(res.status).toBe(504);
+    expect(res.body).toMatchObject({ type: 'server_error', code: 'timeout' });
+    expect(res.body.detail).toMatch(/longer than 30 seconds/);
   });
 });
