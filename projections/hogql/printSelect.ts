@@ -168,7 +168,7 @@ export class SelectPrinter {
       name && !j.table_args && !scope.hasCte(name) && isTableName(name)
         ? { kind: 'table', alias, table: name, needs: { personId: false, person: false } }
         : { kind: 'other', alias };
-    if (alias.startsWith('__')) throw new HogQLError(`Reserved alias: ${alias}`, spanOf(j));
+    if (String(j.alias ?? '').startsWith('__')) throw new HogQLError(`Reserved alias: ${alias}`, spanOf(j));
     scope.refs.set(alias, ref);
     return ref;
   }
