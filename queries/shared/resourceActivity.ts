@@ -1,4 +1,9 @@
 import { z } from 'zod';
+import {
+  type FieldsResourceEvent,
+  type FieldsResourceState,
+  initialFieldsResourceState,
+} from '../../commands/shared/model/fieldsResource.ts';
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import type { Event, RecordedEvent } from '../../src/core/event.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
@@ -198,4 +203,66 @@ export function activityReaders<E extends Event, Entry extends PagedEntry>(
       return activityPage(users, own.flatMap(source.fold), page);
     },
   };
+}
+
+type ActivityOf<T extends z.ZodType> = z.infer<T> extends { activity: infer A } ? A : never;
+
+/**
+ * The activity of a fields resource (commands/shared/model/fieldsResource.ts) whose events are
+ * named after its scope (`ActionCreated` for `Action`): created (every field), updated (the changed
+ * fields, before and after), deleted and a restore (`deleted` true → false), which PostHog logs as
+ * `updated` for some resources (actions) and as `restored` for others (annotations).
+ */
+export function fieldsResourceActivity<
+  const S extends string,
+  F extends object,
+  E extends FieldsResourceEvent<S, F>,
+  T extends z.ZodType,
+>(o: {
+  scope: S;
+  /** the entry schema (`activityEntrySchema`), for the entries' type */
+  entry: T;
+  fieldNames: readonly (keyof F & string)[];
+  evolve: (state: FieldsResourceState<F>, event: E) => FieldsResourceState<F>;
+  itemId: (event: E) => number;
+  /** `detail.name` of every entry: the name the resource has after the change */
+  name: (fields: F) => string | null;
+  /** PostHog logs a restore as `updated` (actions) or `restored` (annotations) */
+  restoredAs: NoInfer<ActivityOf<T>> & ('updated' | 'restored');
+}): (events: readonly RecordedEvent<E>[]) => RawActivityEntry<T>[] {
+  const change = changeMaker(o.scope);
+  const type = (suffix: string) => `${o.scope}${suffix}`;
+  return (events) =>
+    foldActivity(
+      events,
+      initialFieldsResourceState<F>(),
+      o.evolve,
+      (entries: RawActivityEntry<T>[], event, now, before) => {
+        const id = String(o.itemId(event));
+        const entry = (activity: string, changes: ActivityChange<S, string, string>[]) =>
+          entries.push({
+            ...entryBase(event, o.scope, id),
+            activity,
+            detail: { id, name: o.name(now.fields), changes },
+          } as unknown as RawActivityEntry<T>);
+        const data = event.data as { fields?: F; changes?: Partial<F> };
+        if (event.type === type('Created'))
+          entry(
+            'created',
+            o.fieldNames.map((f) => change('created', f, null, data.fields?.[f])),
+          );
+        else if (event.type === type('Updated') && before) {
+          const changes: Partial<F> = data.changes ?? {};
+          entry(
+            'updated',
+            o.fieldNames
+              .filter((f) => Object.hasOwn(changes, f))
+              .map((f) => change('changed', f, before.fields[f], changes[f])),
+          );
+        } else if (event.type === type('SoftDeleted'))
+          entry('deleted', [change('deleted', 'deleted', false, true)]);
+        else if (event.type === type('Restored'))
+          entry(o.restoredAs, [change('changed', 'deleted', true, false)]);
+      },
+    );
 }

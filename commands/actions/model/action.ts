@@ -1,5 +1,9 @@
-import { match } from 'ts-pattern';
 import type { Event } from '../../../src/core/event.ts';
+import {
+  type FieldsResourceState,
+  fieldsResourceEvolve,
+  initialFieldsResourceState,
+} from '../../shared/model/fieldsResource.ts';
 
 /** How a step compares text, href or URL (PostHog's ACTION_STEP_MATCHING_OPTIONS). */
 export const STEP_MATCHING = ['contains', 'regex', 'exact'] as const;
@@ -70,29 +74,7 @@ export const actionEventTypes = [
 ] as const satisfies readonly ActionEvent['type'][];
 export const actionStream = (actionId: number) => `action-${actionId}`;
 
-export type ActionState =
-  | { status: 'absent' }
-  | { status: 'present'; projectId: number; fields: ActionFields; deleted: boolean };
-
-export const initialActionState = (): ActionState => ({ status: 'absent' });
-
-export function evolveAction(state: ActionState, event: ActionEvent): ActionState {
-  if (state.status === 'absent')
-    return event.type === 'ActionCreated'
-      ? {
-          status: 'present',
-          projectId: event.data.projectId,
-          fields: event.data.fields,
-          deleted: false,
-        }
-      : state;
-  return match(event)
-    .with({ type: 'ActionCreated' }, () => state)
-    .with({ type: 'ActionUpdated' }, (e) => ({
-      ...state,
-      fields: { ...state.fields, ...e.data.changes },
-    }))
-    .with({ type: 'ActionSoftDeleted' }, () => ({ ...state, deleted: true }))
-    .with({ type: 'ActionRestored' }, () => ({ ...state, deleted: false }))
-    .exhaustive();
-}
+export type ActionState = FieldsResourceState<ActionFields>;
+export const initialActionState: () => ActionState = initialFieldsResourceState;
+export const evolveAction: (state: ActionState, event: ActionEvent) => ActionState =
+  fieldsResourceEvolve<'Action', ActionFields>('Action');

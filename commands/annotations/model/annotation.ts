@@ -1,5 +1,9 @@
-import { match } from 'ts-pattern';
 import type { Event } from '../../../src/core/event.ts';
+import {
+  type FieldsResourceState,
+  fieldsResourceEvolve,
+  initialFieldsResourceState,
+} from '../../shared/model/fieldsResource.ts';
 
 /**
  * An annotation: a note on a point in time of the project's charts, as PostHog keeps it
@@ -71,29 +75,7 @@ export const annotationEventTypes = [
 ] as const satisfies readonly AnnotationEvent['type'][];
 export const annotationStream = (annotationId: number) => `annotation-${annotationId}`;
 
-export type AnnotationState =
-  | { status: 'absent' }
-  | { status: 'present'; projectId: number; fields: AnnotationFields; deleted: boolean };
-
-export const initialAnnotationState = (): AnnotationState => ({ status: 'absent' });
-
-export function evolveAnnotation(state: AnnotationState, event: AnnotationEvent): AnnotationState {
-  if (state.status === 'absent')
-    return event.type === 'AnnotationCreated'
-      ? {
-          status: 'present',
-          projectId: event.data.projectId,
-          fields: event.data.fields,
-          deleted: false,
-        }
-      : state;
-  return match(event)
-    .with({ type: 'AnnotationCreated' }, () => state)
-    .with({ type: 'AnnotationUpdated' }, (e) => ({
-      ...state,
-      fields: { ...state.fields, ...e.data.changes },
-    }))
-    .with({ type: 'AnnotationSoftDeleted' }, () => ({ ...state, deleted: true }))
-    .with({ type: 'AnnotationRestored' }, () => ({ ...state, deleted: false }))
-    .exhaustive();
-}
+export type AnnotationState = FieldsResourceState<AnnotationFields>;
+export const initialAnnotationState: () => AnnotationState = initialFieldsResourceState;
+export const evolveAnnotation: (state: AnnotationState, event: AnnotationEvent) => AnnotationState =
+  fieldsResourceEvolve<'Annotation', AnnotationFields>('Annotation');

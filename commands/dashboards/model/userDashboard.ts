@@ -1,5 +1,9 @@
-import { match } from 'ts-pattern';
 import type { Event } from '../../../src/core/event.ts';
+import {
+  type FieldsResourceState,
+  fieldsResourceEvolve,
+  initialFieldsResourceState,
+} from '../../shared/model/fieldsResource.ts';
 import { type DashboardEvent, dashboardEventTypes } from './dashboard.ts';
 
 /**
@@ -44,31 +48,9 @@ export const anyDashboardEventTypes: readonly AnyDashboardEvent['type'][] = [
 ];
 export const userDashboardStream = (dashboardId: number) => `dashboard-${dashboardId}`;
 
-export type UserDashboardState =
-  | { status: 'absent' }
-  | { status: 'present'; projectId: number; fields: UserDashboardFields; deleted: boolean };
-
-export const initialUserDashboardState = (): UserDashboardState => ({ status: 'absent' });
-
-export function evolveUserDashboard(
+export type UserDashboardState = FieldsResourceState<UserDashboardFields>;
+export const initialUserDashboardState: () => UserDashboardState = initialFieldsResourceState;
+export const evolveUserDashboard: (
   state: UserDashboardState,
   event: UserDashboardEvent,
-): UserDashboardState {
-  if (state.status === 'absent')
-    return event.type === 'DashboardCreated'
-      ? {
-          status: 'present',
-          projectId: event.data.projectId,
-          fields: event.data.fields,
-          deleted: false,
-        }
-      : state;
-  return match(event)
-    .with({ type: 'DashboardCreated' }, () => state)
-    .with({ type: 'DashboardUpdated' }, (e) => ({
-      ...state,
-      fields: { ...state.fields, ...e.data.changes },
-    }))
-    .with({ type: 'DashboardSoftDeleted' }, () => ({ ...state, deleted: true }))
-    .exhaustive();
-}
+) => UserDashboardState = fieldsResourceEvolve<'Dashboard', UserDashboardFields>('Dashboard');
