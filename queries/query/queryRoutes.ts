@@ -83,8 +83,9 @@ export const queryRoutes =
         }
         // a client that hangs up stops its query in ClickHouse
         const abort = new AbortController();
-        request.raw.once('close', () => {
-          if (!reply.sent) abort.abort(new Error('client closed the request'));
+        // (the response's close: the request's own fires once its body is read)
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) abort.abort(new Error('client closed the request'));
         });
         return runQuery(
           deps,
