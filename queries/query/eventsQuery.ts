@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chainToElements } from '../../commands/capture/model/elementsChain.ts';
 import { parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import { knownFunction } from '../../projections/hogql/functions.ts';
 import { runHogQL } from '../../projections/hogql/index.ts';
@@ -160,7 +161,14 @@ async function withEventObjects(
     const out = [...row];
     if (star >= 0) {
       const event = Object.fromEntries(STAR_FIELDS.map((f, i) => [f, (row[star] as unknown[])[i]]));
-      out[star] = { ...event, properties: parseJson(event.properties), team_id: projectId };
+      const chain = typeof event.elements_chain === 'string' ? event.elements_chain : '';
+      out[star] = {
+        ...event,
+        properties: parseJson(event.properties),
+        team_id: projectId,
+        // PostHog adds the parsed chain when there is one
+        ...(chain ? { elements: chainToElements(chain) } : {}),
+      };
     }
     if (person >= 0) {
       const [distinctId, personId] = row[person] as [string, string];

@@ -21,6 +21,14 @@ beforeAll(async () => {
       timestamp: '2024-05-01T10:00:00Z',
     },
     {
+      event: '$autocapture',
+      properties: {
+        distinct_id: 'ana',
+        $elements_chain: 'button.cta:attr__class="cta"nth-child="1"nth-of-type="1"text="Sign up"',
+      },
+      timestamp: '2024-05-01T10:30:00Z',
+    },
+    {
       event: 'viewed',
       properties: { distinct_id: 'ana', $browser: 'Chrome', n: 3 },
       timestamp: '2024-05-01T11:00:00Z',
@@ -49,6 +57,7 @@ describe('POST /query/ HogQLQuery', () => {
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body.results).toEqual([
+      ['$autocapture', 1],
       ['$identify', 1],
       ['bought', 1],
       ['viewed', 2],
@@ -85,7 +94,7 @@ describe('POST /query/ HogQLQuery', () => {
       },
     });
     expect(page.status, page.text).toBe(200);
-    expect(page.body.results).toEqual([['viewed'], ['viewed']]);
+    expect(page.body.results).toEqual([['$autocapture'], ['viewed']]);
     expect(page.body).toMatchObject({ hasMore: true, limit: 2, offset: 1 });
   });
 
@@ -117,7 +126,17 @@ describe('POST /query/ EventsQuery', () => {
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body.columns).toEqual(['*', 'event', 'person', 'properties.$browser']);
-    expect(res.body.results.map((r: unknown[]) => r[1])).toEqual(['bought', 'viewed', 'viewed']);
+    expect(res.body.results.map((r: unknown[]) => r[1])).toEqual([
+      'bought',
+      'viewed',
+      'viewed',
+      '$autocapture',
+    ]);
+    const clicked = res.body.results[3][0];
+    expect(clicked.elements_chain).toContain('Sign up');
+    expect(clicked.elements).toEqual([
+      expect.objectContaining({ tag_name: 'button', text: 'Sign up', attr_class: ['cta'] }),
+    ]);
     const [star, , person, browser] = res.body.results[0];
     expect(star).toMatchObject({
       event: 'bought',
@@ -143,6 +162,7 @@ describe('POST /query/ EventsQuery', () => {
     });
     expect(counts.status, counts.text).toBe(200);
     expect(counts.body.results).toEqual([
+      ['$autocapture', 1],
       ['$identify', 1],
       ['bought', 1],
       ['viewed', 2],
@@ -156,6 +176,15 @@ describe('POST /query/ EventsQuery', () => {
         properties: [{ key: 'n', value: 5, operator: 'gt' }],
       },
     });
+    const byElement = await query({
+      query: {
+        kind: 'EventsQuery',
+        select: ['event'],
+        after: 'all',
+        properties: [{ key: 'text', value: 'Sign up', type: 'element' }],
+      },
+    });
+    expect(byElement.body.results).toEqual([['$autocapture']]);
     // properties are text unless cast, as PostHog's untyped properties
     expect(filtered.body.results).toEqual([['bo', '7']]);
     const bo = await query({ query: { kind: 'PersonsNode', distinctId: 'bo' } });
