@@ -98,6 +98,39 @@ describe('POST /query/ HogQLQuery', () => {
     expect(page.body).toMatchObject({ hasMore: true, limit: 2, offset: 1 });
   });
 
+  it('every filter type runs: person properties, cohorts, groups, elements and hogql', async () => {
+    const run = (properties: unknown[]) =>
+      query({
+        query: {
+          kind: 'HogQLQuery',
+          query: 'select distinct event from events where {filters} order by event',
+          filters: { properties },
+        },
+      });
+    const pro = await run([{ key: 'plan', value: 'pro', type: 'person' }]);
+    expect(pro.status, pro.text).toBe(200);
+    expect(pro.body.results).toEqual([['$autocapture'], ['$identify'], ['viewed']]);
+    const cohort = await run([{ key: 'id', value: 999_999, type: 'cohort' }]);
+    expect(cohort.status, cohort.text).toBe(200);
+    expect(cohort.body.results).toEqual([]);
+    const group = await run([
+      { key: 'industry', value: 'tech', type: 'group', group_type_index: 0 },
+    ]);
+    expect(group.status, group.text).toBe(200);
+    expect(group.body.results).toEqual([]);
+    const either = await run([
+      {
+        type: 'OR',
+        values: [
+          { key: 'tag_name', value: 'button', type: 'element' },
+          { key: "event = 'bought'", type: 'hogql' },
+        ],
+      },
+    ]);
+    expect(either.status, either.text).toBe(200);
+    expect(either.body.results).toEqual([['$autocapture'], ['bought']]);
+  });
+
   it('a parse error is a 400 naming the position; a bad filter a 400 naming it', async () => {
     const bad = await query({ query: { kind: 'HogQLQuery', query: 'select from where' } });
     expectValidation(bad, 'query');
