@@ -74,10 +74,12 @@ export const queryRoutes =
         const projectId = projectOf(request).id;
         const queryId = body.client_query_id ?? randomUUID().replaceAll('-', '');
         const query = body.query;
+        // ClickHouse's query id: unique per run, so a reused client_query_id or another project's never collides (PostHog's team_id prefix)
+        const chQueryId = () => `${projectId}_${queryId}_${randomUUID().slice(0, 8)}`;
         await caughtUp();
         if (body.async === true || ASYNC_REFRESH.has(body.refresh)) {
           const status = background.start(projectId, queryId, (signal) =>
-            runQuery(deps, { projectId, now: deps.ctx.now(), queryId, signal }, query),
+            runQuery(deps, { projectId, now: deps.ctx.now(), queryId: chQueryId(), signal }, query),
           );
           return reply.status(202).send({ cache_key: null, query_status: status });
         }
@@ -89,7 +91,7 @@ export const queryRoutes =
         });
         return runQuery(
           deps,
-          { projectId, now: deps.ctx.now(), queryId, signal: abort.signal },
+          { projectId, now: deps.ctx.now(), queryId: chQueryId(), signal: abort.signal },
           query,
         );
       },
