@@ -303,6 +303,41 @@ describe('POST /query/ refusals', () => {
     expectValidation(await query({ query: { kind: 'EventsQuery', select: [] } }), 'query');
   });
 
+  it('bad fields of each kind are a 400 in the error shape, never a 5xx', async () => {
+    const bad: unknown[] = [
+      { kind: 'HogQLQuery', query: 42 },
+      { kind: 'HogQLQuery', query: 'select 1', limit: 50_001 },
+      { kind: 'HogQLQuery', query: 'select 1', values: 'x' },
+      {
+        kind: 'HogQLQuery',
+        query: 'select 1 from events where {filters}',
+        filters: { dateRange: { date_from: 5 } },
+      },
+      { kind: 'HogQLQuery', query: 'select nosuch from events' },
+      { kind: 'EventsQuery', select: ['nosuch('] },
+      { kind: 'EventsQuery', select: ['event'], where: ['1 +'] },
+      { kind: 'EventsQuery', select: ['event'], orderBy: ['nosuch DESC'] },
+      { kind: 'EventsQuery', select: ['event'], after: 'last tuesday' },
+      { kind: 'EventsQuery', select: ['event'], actionId: 3 },
+      { kind: 'EventsQuery', select: ['event'], properties: [{ key: 'n', operator: 'between' }] },
+      { kind: 'ActorsQuery', orderBy: ['person'] },
+      { kind: 'ActorsQuery', select: ['nosuch'] },
+      { kind: 'ActorsQuery', properties: [{ key: 'x', value: 1, type: 'event' }] },
+      { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery' } },
+      { kind: 'PersonsNode', cohort: 'one' },
+    ];
+    for (const q of bad) {
+      const res = await query({ query: q });
+      expect(res.status, `${JSON.stringify(q)} → ${res.text}`).toBe(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', detail: expect.any(String) });
+    }
+    const personId = await query({
+      query: { kind: 'EventsQuery', select: ['event'], after: 'all', personId: 'no-such-person' },
+    });
+    expect(personId.status, personId.text).toBe(200);
+    expect(personId.body.results).toEqual([]);
+  });
+
   it('a key without query:read is refused with 403 naming the scope', async () => {
     const { key } = await newUser(t, { scopes: ['person:read', 'feature_flag:read'] });
     const res = await query({ query: { kind: 'DatabaseSchemaQuery' } }, key);
