@@ -9,6 +9,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { hardDeleteRefused } from '../../src/http/hardDeleteRefused.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -137,23 +138,10 @@ export const annotationCommandRoutes =
       },
     );
 
-    app.delete(
-      `${prefix}/:id/`,
-      {
-        config: write,
-        schema: {
-          tags,
-          params: AnnotationParams,
-          response: {
-            405: z
-              .null()
-              .describe(
-                'hard deletes are refused, as PostHog: PATCH {"deleted": true} soft-deletes',
-              ),
-          },
-        },
-      },
-      // no body at all (the documented null is its absence), as PostHog's ForbidDestroyModel
-      async (_request, reply) => reply.status(405).send(undefined as never),
-    );
+    hardDeleteRefused(app, `${prefix}/:id/`, {
+      scope: write.scope,
+      tags,
+      params: AnnotationParams,
+      description: 'hard deletes are refused, as PostHog: PATCH {"deleted": true} soft-deletes',
+    });
   };

@@ -12,6 +12,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound, required } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { hardDeleteRefused } from '../../src/http/hardDeleteRefused.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -246,21 +247,10 @@ export const cohortCommandRoutes =
       },
     );
 
-    app.delete(
-      `${prefix}/:id/`,
-      {
-        config: { scope: 'cohort:write' },
-        schema: {
-          tags: ['cohorts'],
-          params: CohortParams,
-          response: {
-            405: z
-              .null()
-              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
-          },
-        },
-      },
-      // no body at all (the documented null is its absence)
-      async (_request, reply) => reply.status(405).send(undefined as never),
-    );
+    hardDeleteRefused(app, `${prefix}/:id/`, {
+      scope: 'cohort:write',
+      tags: ['cohorts'],
+      params: CohortParams,
+      description: 'hard deletes are refused: PATCH {"deleted": true} soft-deletes',
+    });
   };

@@ -6,6 +6,7 @@ import { DashboardView, dashboardView } from '../../queries/dashboards/dashboard
 import type { AppContext } from '../../src/appContext.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { hardDeleteRefused } from '../../src/http/hardDeleteRefused.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -100,20 +101,10 @@ export const dashboardCommandRoutes =
       },
     );
 
-    app.delete(
-      `${prefix}/:id/`,
-      {
-        config: write,
-        schema: {
-          tags: ['dashboards'],
-          params: DashboardParams,
-          response: {
-            405: z
-              .null()
-              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
-          },
-        },
-      },
-      async (_request, reply) => reply.status(405).send(undefined as never),
-    );
+    hardDeleteRefused(app, `${prefix}/:id/`, {
+      scope: write.scope,
+      tags: ['dashboards'],
+      params: DashboardParams,
+      description: 'hard deletes are refused: PATCH {"deleted": true} soft-deletes',
+    });
   };

@@ -10,6 +10,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { hardDeleteRefused } from '../../src/http/hardDeleteRefused.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -114,23 +115,12 @@ export const featureFlagCommandRoutes =
     );
 
     // Hard deletes are refused: the only way to remove a flag is PATCH {deleted: true}.
-    app.delete(
-      `${prefix}/:id/`,
-      {
-        config: { scope: 'feature_flag:write' },
-        schema: {
-          tags: ['feature_flags'],
-          params: FlagParams,
-          response: {
-            405: z
-              .null()
-              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
-          },
-        },
-      },
-      // no body at all (the documented null is its absence)
-      async (_request, reply) => reply.status(405).send(undefined as never),
-    );
+    hardDeleteRefused(app, `${prefix}/:id/`, {
+      scope: 'feature_flag:write',
+      tags: ['feature_flags'],
+      params: FlagParams,
+      description: 'hard deletes are refused: PATCH {"deleted": true} soft-deletes',
+    });
 
     app.post(
       `${prefix.replace('feature_flags', 'feature_flags/:feature_flag_id/role_access')}/`,

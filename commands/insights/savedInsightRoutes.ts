@@ -13,6 +13,7 @@ import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput, notFound } from '../../src/core/errors.ts';
 import { errorResponses } from '../../src/http/apiError.ts';
 import { principalOf, projectOf } from '../../src/http/apiScope.ts';
+import { hardDeleteRefused } from '../../src/http/hardDeleteRefused.ts';
 import { notFoundUnlessIntegerIds } from '../../src/http/integerIds.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { requestMetadata } from '../../src/http/requestMetadata.ts';
@@ -150,20 +151,10 @@ export const savedInsightRoutes =
       },
     );
 
-    app.delete(
-      `${prefix}/:id/`,
-      {
-        config: write,
-        schema: {
-          tags: ['insights'],
-          params: InsightParams,
-          response: {
-            405: z
-              .null()
-              .describe('hard deletes are refused: PATCH {"deleted": true} soft-deletes'),
-          },
-        },
-      },
-      async (_request, reply) => reply.status(405).send(undefined as never),
-    );
+    hardDeleteRefused(app, `${prefix}/:id/`, {
+      scope: write.scope,
+      tags: ['insights'],
+      params: InsightParams,
+      description: 'hard deletes are refused: PATCH {"deleted": true} soft-deletes',
+    });
   };
