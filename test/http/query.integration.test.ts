@@ -261,6 +261,36 @@ describe('POST /query/ ActorsQuery, PersonsNode, DatabaseSchemaQuery, insights',
     expect(free.body.missing_actors_count).toBe(0);
   });
 
+  it("a cohort's members: ActorsQuery/PersonsNode cohort, and a cohort filter on events", async () => {
+    const created = await t.api('POST', `/api/projects/${t.projectId}/cohorts/`, {
+      name: 'Pro',
+      filters: {
+        properties: { type: 'AND', values: [{ key: 'plan', type: 'person', value: 'pro' }] },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.id;
+    for (let i = 0; i < 200; i++) {
+      const c = (await t.api('GET', `/api/projects/${t.projectId}/cohorts/${id}/`)).body;
+      if (!c.is_calculating && c.last_calculation) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (const kind of ['ActorsQuery', 'PersonsNode']) {
+      const members = await query({ query: { kind, cohort: id } });
+      expect(members.status, members.text).toBe(200);
+      expect(members.body.results.map((r: any[]) => r[0].distinct_ids)).toEqual([['ana']]);
+    }
+    const events = await query({
+      query: {
+        kind: 'EventsQuery',
+        select: ['distinct_id', 'count()'],
+        after: 'all',
+        properties: [{ key: 'id', value: id, type: 'cohort' }],
+      },
+    });
+    expect(events.body.results).toEqual([['ana', 3]]);
+  });
+
   it('PersonsNode finds a person by distinct id', async () => {
     const res = await query({ query: { kind: 'PersonsNode', distinctId: 'bo' } });
     expect(res.status, res.text).toBe(200);
