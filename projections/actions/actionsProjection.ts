@@ -1,6 +1,7 @@
 import { match } from 'ts-pattern';
 import { type ActionEvent, actionEventTypes } from '../../commands/actions/model/action.ts';
 import { pgProjection } from '../../src/processing/projection.ts';
+import { setRowDeleted } from '../shared/softDeletedRow.ts';
 
 /** The actions read model: one row per action with its steps, as it is now. */
 export const actionsProjection = pgProjection<ActionEvent>({
@@ -82,10 +83,7 @@ export const actionsProjection = pgProjection<ActionEvent>({
           );
         })
         .with({ type: 'ActionSoftDeleted' }, { type: 'ActionRestored' }, (e) =>
-          tx.query(
-            'UPDATE actions SET deleted = $2, updated_at = $3, version = version + 1 WHERE id = $1',
-            [e.data.actionId, e.type === 'ActionSoftDeleted', at],
-          ),
+          setRowDeleted(tx, 'actions', e.data.actionId, e.type === 'ActionSoftDeleted', at),
         )
         .exhaustive();
     }

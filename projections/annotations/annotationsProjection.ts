@@ -4,6 +4,7 @@ import {
   annotationEventTypes,
 } from '../../commands/annotations/model/annotation.ts';
 import { pgProjection } from '../../src/processing/projection.ts';
+import { setRowDeleted } from '../shared/softDeletedRow.ts';
 
 /** The annotations read model: one row per annotation, as it is now. */
 export const annotationsProjection = pgProjection<AnnotationEvent>({
@@ -90,9 +91,12 @@ export const annotationsProjection = pgProjection<AnnotationEvent>({
           );
         })
         .with({ type: 'AnnotationSoftDeleted' }, { type: 'AnnotationRestored' }, (e) =>
-          tx.query(
-            'UPDATE annotations SET deleted = $2, updated_at = $3, version = version + 1 WHERE id = $1',
-            [e.data.annotationId, e.type === 'AnnotationSoftDeleted', at],
+          setRowDeleted(
+            tx,
+            'annotations',
+            e.data.annotationId,
+            e.type === 'AnnotationSoftDeleted',
+            at,
           ),
         )
         .exhaustive();
