@@ -23,7 +23,7 @@ import { DEFAULT_QUERY_ROWS } from './querySchemas.ts';
 const Expressions = z.array(z.string().min(1).max(10_000)).max(100);
 const EventsQuery = z.looseObject({
   kind: z.literal('EventsQuery'),
-  select: Expressions.min(1, 'at least one column is required'),
+  select: Expressions.optional(),
   where: Expressions.optional(),
   orderBy: Expressions.optional(),
   event: z.string().nullable().optional(),
@@ -76,7 +76,8 @@ const parseJson = (value: unknown) => {
 
 export async function runEventsQuery(deps: QueryDeps, run: QueryRun, raw: unknown) {
   const q = parseKind(EventsQuery, raw);
-  const columns = q.select;
+  // an empty select is the event itself, as PostHog's select_input_raw
+  const columns = q.select?.length ? q.select : ['*'];
   const printed = columns.map((column) => {
     const expression = expressionOf(column);
     if (expression === '*') return `tuple(${STAR_FIELDS.join(', ')})`;
@@ -173,13 +174,15 @@ async function withEventObjects(
     if (person >= 0) {
       const [distinctId, personId] = row[person] as [string, string];
       const p = persons.get(String(personId));
-      out[person] = {
-        uuid: p?.uuid ?? personId,
-        distinct_id: distinctId,
-        created_at: p ? p.created_at.toISOString() : null,
-        properties: p?.properties ?? {},
-        is_identified: p?.is_identified ?? false,
-      };
+      // PostHog's shape: the person, or only the distinct id when it has none
+      out[person] = p
+        ? {
+            uuid: p.uuid,
+            created_at: p.created_at.toISOString(),
+            properties: p.properties,
+            distinct_id: distinctId,
+          }
+        : { distinct_id: distinctId };
     }
     return out;
   });
