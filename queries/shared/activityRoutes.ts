@@ -1,11 +1,3 @@
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccessReader } from '../../projections/access/accessReader.ts';
 import { fail, notFound } from '../../src/core/errors.ts';
@@ -14,15 +6,9 @@ import { errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
 import { ActivityQuery, activityAnswer } from '../../src/http/pagination.ts';
 import { ProjectParams } from '../../src/http/params.ts';
+import type { ZodApp } from '../../src/http/zodApp.ts';
 import type { ActivityWindow } from './activityPage.ts';
 
-type ZodApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  ZodTypeProvider
->;
 type Users = Pick<AccessReader, 'activityUsers'>;
 type Page = { count: number; results: unknown[] };
 

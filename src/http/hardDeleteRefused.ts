@@ -1,21 +1,5 @@
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-
-/** A route plugin's instance once it has taken the zod type provider. */
-type ZodApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  ZodTypeProvider
->;
+import type { ZodApp } from './zodApp.ts';
 
 /**
  * `DELETE <path>` of a soft-deleted resource: 405 with no body at all (the documented null is its
