@@ -1,5 +1,7 @@
-import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../src/runtime/workerThread.ts';
 import { HogQLError } from './errors.ts';
+import type { ParseReply, ParseRequest } from './parserWorker.ts';
 
 /** A node of PostHog's HogQL AST as the parser's JSON gives it (posthog/hogql/ast.py). */
 export type Node = Readonly<{
@@ -10,18 +12,103 @@ export type Node = Readonly<{
   [key: string]: any;
 }>;
 
-/** Longest query text parsed: PostHog has no limit, but ANTLR's time grows with the text. */
+/** Longest query text parsed: PostHog has no limit, but the parser's time grows with the text. */
 export const MAX_QUERY_LENGTH = 100_000;
+/**
+ * Deepest nesting of (, [ and { parsed. The parser's time grows steeply with it (measured on 2
+ * busy cores: 18 parentheses 0.2 s, 22 up to 150 s) and 200 brackets overflow its stack.
+ */
+export const MAX_NESTING = 20;
+/** A parse that takes longer is abandoned (its thread ended) and answered 400. */
+export const PARSE_TIMEOUT_MS = 5_000;
 
-let loading: Promise<HogQLParser> | undefined;
+type Pending = {
+  request: ParseRequest;
+  resolve: (json: string) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+  thread: Worker;
+  retried: boolean;
+};
 
-/** PostHog's C++ parser as WebAssembly: one instance for the process, loaded on first use (≈ 50 ms). */
-export function hogqlParser(): Promise<HogQLParser> {
-  loading ??= createHogQLParser().catch((error: unknown) => {
-    loading = undefined; // a failed load is retried by the next query
-    throw error;
+/** The one parser thread of the process, started on first use, replaced when it hangs or dies. */
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let nextId = 0;
+
+function parserThread(): Worker {
+  if (worker) return worker;
+  const w = startWorker(new URL('./parserWorker.ts', import.meta.url), null);
+  w.unref(); // an idle parser keeps no process alive
+  w.on('message', (reply: ParseReply) => {
+    const p = pending.get(reply.id);
+    if (!p) return;
+    pending.delete(reply.id);
+    clearTimeout(p.timer);
+    if (reply.crashed !== undefined)
+      p.reject(new HogQLError('The query is too complex to parse (too deeply nested or too long)'));
+    else p.resolve(reply.json ?? '');
   });
-  return loading;
+  // parses queued behind one that hung (or a thread that died) go to the next thread, once
+  const gone = (error: Error) => {
+    if (worker === w) worker = undefined;
+    for (const [id, p] of pending) {
+      if (p.thread !== w) continue;
+      if (p.retried) {
+        pending.delete(id);
+        clearTimeout(p.timer);
+        p.reject(error);
+      } else {
+        p.retried = true;
+        p.thread = parserThread();
+        p.thread.postMessage(p.request);
+      }
+    }
+  };
+  w.on('error', gone);
+  w.on('exit', () => gone(new Error('the HogQL parser thread stopped')));
+  worker = w;
+  return w;
+}
+
+function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string> {
+  const request: ParseRequest = { id: nextId++, kind, text };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const p = pending.get(request.id);
+      pending.delete(request.id);
+      reject(
+        new HogQLError(
+          `The query took longer than ${PARSE_TIMEOUT_MS / 1000} s to parse; simplify its nesting`,
+        ),
+      );
+      // the thread is stuck in this parse: end it, the next query starts another
+      if (p && worker === p.thread) worker = undefined;
+      void p?.thread.terminate();
+    }, PARSE_TIMEOUT_MS);
+    const thread = parserThread();
+    pending.set(request.id, { request, resolve, reject, timer, thread, retried: false });
+    thread.postMessage(request);
+  });
+}
+
+/** How deep (, [ and { nest outside strings, quoted names and comments. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"' || c === '`') {
+      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++;
+    } else if (c === '-' && text[i + 1] === '-') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const close = text.indexOf('*/', i + 2);
+      i = close < 0 ? text.length : close + 1;
+    } else if (c === '(' || c === '[' || c === '{') max = Math.max(max, ++depth);
+    else if (c === ')' || c === ']' || c === '}') depth--;
+  }
+  return max;
 }
 
 const parsed = (json: string, text: string): Node => {
@@ -42,37 +129,21 @@ const parsed = (json: string, text: string): Node => {
   return result;
 };
 
-/** The WebAssembly parser can run out of stack on deep nesting: the query's fault, not ours. */
-const guarded = (parse: () => string): string => {
-  try {
-    return parse();
-  } catch (error) {
-    if (error instanceof HogQLError) throw error;
-    throw new HogQLError('The query is too deeply nested to parse');
-  }
-};
-
 const checked = (text: string) => {
   if (text.length > MAX_QUERY_LENGTH)
     throw new HogQLError(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
   if (text.trim() === '') throw new HogQLError('The query is empty');
+  if (nestingDepth(text) > MAX_NESTING)
+    throw new HogQLError(`The query nests parentheses or brackets more than ${MAX_NESTING} deep`);
   return text;
 };
 
 /** A SELECT (or UNION of SELECTs) as PostHog's AST; a syntax error is a HogQLError with its position. */
 export async function parseSelect(text: string): Promise<Node> {
-  const parser = await hogqlParser();
-  return parsed(
-    guarded(() => parser.parseSelect(checked(text))),
-    text,
-  );
+  return parsed(await parseInThread('select', checked(text)), text);
 }
 
 /** One expression (a `where` item, `filtersExpr`) as PostHog's AST. */
 export async function parseExpr(text: string): Promise<Node> {
-  const parser = await hogqlParser();
-  return parsed(
-    guarded(() => parser.parseExpr(checked(text))),
-    text,
-  );
+  return parsed(await parseInThread('expr', checked(text)), text);
 }

@@ -16,6 +16,8 @@ export interface ExprHost {
   field(node: Node, lambdaArgs: ReadonlySet<string>): string;
   subquery(node: Node): string;
   placeholder(node: Node, lambdaArgs: ReadonlySet<string>, depth: number): string;
+  /** `x IN cte`: the CTE as a subquery, or undefined when the field is not a CTE's name */
+  inTarget(node: Node, lambdaArgs: ReadonlySet<string>): string | undefined;
 }
 
 const COMPARE: Readonly<Record<string, string>> = {
@@ -97,6 +99,10 @@ export function printExpr(
       const op = COMPARE[node.op];
       if (!op) break;
       const r = p(node.right);
+      // `x IN name`: ClickHouse would read `name` as a table of the database; only a CTE may be
+      // named there, any other field is a one-item list
+      if ((op === 'IN' || op === 'NOT IN') && node.right.node === 'Field')
+        return `(${l} ${op} ${host.inTarget(node.right, lambdaArgs) ?? `tuple(${r})`})`;
       // `x IN (1, 2)`: the tuple's parentheses are the list's
       const right =
         (op === 'IN' || op === 'NOT IN') && node.right.node === 'Tuple'

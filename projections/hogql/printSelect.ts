@@ -220,6 +220,12 @@ export class SelectPrinter {
     return {
       field: (node, lambdaArgs) => this.field(node, scope, lambdaArgs),
       subquery: (node) => this.print(node, scope),
+      inTarget: (node, lambdaArgs) => {
+        const name = node.chain?.length === 1 ? String(node.chain[0]) : undefined;
+        return name && !lambdaArgs.has(name) && scope.hasCte(name)
+          ? `(SELECT * FROM ${identifier(name)})`
+          : undefined;
+      },
       placeholder: (node, lambdaArgs, depth) => {
         const name =
           node.expr?.node === 'Field' && node.expr.chain?.length === 1
