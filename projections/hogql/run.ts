@@ -117,7 +117,11 @@ export async function compileHogQL(
   };
 }
 
-type Compact = { meta: { name: string; type: string }[]; data: unknown[][]; totals?: unknown[] };
+export type Compact = {
+  meta: { name: string; type: string }[];
+  data: unknown[][];
+  totals?: unknown[];
+};
 
 /** ClickHouse's `2024-01-02 03:04:05.678900` (UTC) as the API writes times: ISO 8601, milliseconds, Z. */
 const isoTime = (value: unknown): unknown => {
@@ -135,22 +139,7 @@ export async function runHogQL(deps: HogQLDeps, run: HogQLRun): Promise<HogQLRes
   const { sql, limit, offset } = await compileHogQL(deps, run);
   const postgres = reachPostgres(deps);
   const redact = (text: string) => (postgres ? postgres.redact(text) : text);
-  let body: Compact;
-  try {
-    const result = await deps.ch.client.query({
-      query: sql,
-      format: 'JSONCompact',
-      clickhouse_settings: {
-        ...HOGQL_SETTINGS,
-        ...(deps.ch.embedded ? {} : { readonly: '2' }),
-      } as never,
-      ...(run.queryId ? { query_id: run.queryId } : {}),
-      ...(run.signal ? { abort_signal: run.signal } : {}),
-    });
-    body = JSON.parse(await result.text()) as Compact;
-  } catch (error) {
-    throw mapped(error, redact);
-  }
+  const body = await runCompiled(deps.ch, sql, {}, run, redact);
   const times = body.meta.map((m) => isTime(m.type));
   const rows = body.data.map((row) => row.map((v, i) => (times[i] ? isoTime(v) : v)));
   const hasMore = rows.length > limit;
@@ -168,8 +157,40 @@ export async function runHogQL(deps: HogQLDeps, run: HogQLRun): Promise<HogQLRes
   };
 }
 
+/**
+ * Runs compiled SQL with HOGQL_SETTINGS (plus `settings`) and reads ClickHouse's JSONCompact
+ * answer (`meta`, `data`, `totals`); failures mapped by hogqlFailure.
+ */
+export async function runCompiled(
+  ch: ClickHouse,
+  sql: string,
+  settings: Readonly<Record<string, unknown>>,
+  run: Pick<HogQLRun, 'queryId' | 'signal'> = {},
+  redact: (text: string) => string = (t) => t,
+): Promise<Compact> {
+  try {
+    const result = await ch.client.query({
+      query: sql,
+      format: 'JSONCompact',
+      clickhouse_settings: {
+        ...HOGQL_SETTINGS,
+        ...(ch.embedded ? {} : { readonly: '2' }),
+        ...settings,
+      } as never,
+      ...(run.queryId ? { query_id: run.queryId } : {}),
+      ...(run.signal ? { abort_signal: run.signal } : {}),
+    });
+    return JSON.parse(await result.text()) as Compact;
+  } catch (error) {
+    // chDB hands what a statement stopped mid-run (time, memory, rows) had written to the NEXT
+    // statement's result: a statement that reads no result takes it instead of another reader
+    if (ch.embedded) await ch.client.command({ query: 'SELECT 1' }).catch(() => undefined);
+    throw hogqlFailure(error, redact);
+  }
+}
+
 /** ClickHouse errors a query causes are the client's (400, or 504 for time); others stay as they are. */
-function mapped(error: unknown, redact: (text: string) => string): unknown {
+export function hogqlFailure(error: unknown, redact: (text: string) => string = (t) => t): unknown {
   if (error instanceof Error && error.name === 'AbortError') return error;
   const known = clickHouseQueryError(error);
   if (known?.type === 'TIMEOUT_EXCEEDED')
