@@ -18,6 +18,10 @@ COPY projections ./projections
 COPY queries ./queries
 COPY processes ./processes
 RUN npm run build
+# The console (console/ → console/dist/): Vite and the UI libraries are build-time only.
+COPY console ./console
+COPY scripts ./scripts
+RUN npm run build:console
 
 # Runtime stage: production dependencies only, the compiled JavaScript, a non-root user.
 FROM node:24-bookworm-slim
@@ -29,6 +33,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund --ignore-scripts \
     && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/dist ./console/dist
 USER node
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=12 \

@@ -45,6 +45,7 @@ import type { Config } from './config.ts';
 import { cachedFor } from './core/cachedFor.ts';
 import { timedEventStore } from './eventStore/timedEventStore.ts';
 import { buildApp } from './http/app.ts';
+import { consoleRoutes } from './http/consoleRoutes.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { parkedEventsReader } from './processing/parkedEvents.ts';
@@ -300,7 +301,8 @@ export async function createService(
           ]
         : []),
     ],
-    publicRoutes: [capture, decide, remoteConfigRoutes(accessReader(stores.pool))],
+    // The console (console/) at `/`: its pages and hashed assets, outside the /api scope.
+    publicRoutes: [capture, decide, remoteConfigRoutes(accessReader(stores.pool)), consoleRoutes()],
     readiness,
     health,
     apiLimits: {

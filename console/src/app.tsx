@@ -1,0 +1,44 @@
+import { Redirect, Route, Switch } from 'wouter-preact';
+import { useCurrentKey, useSessionKey } from './auth.ts';
+import { Layout } from './layout.tsx';
+import { EventDetail } from './pages/eventDetail.tsx';
+import { EventsPage } from './pages/events.tsx';
+import { NotBuilt } from './pages/notBuilt.tsx';
+import { SignIn } from './pages/signIn.tsx';
+import { PAGES } from './routes.ts';
+import { session } from './session.ts';
+import { Loading } from './states.tsx';
+
+/** Signed out → the sign-in form; a key the server refuses → signed out again with its reason. */
+export function App() {
+  const key = useSessionKey();
+  const current = useCurrentKey(key);
+  if (key === null) return <SignIn />;
+  if (current.isPending) return <Loading what="your key" />;
+  if (current.isError) {
+    const reason = current.error.message;
+    session.signOut();
+    return <SignIn failure={reason} />;
+  }
+  return (
+    <Layout scopes={current.data.scopes} label={current.data.label}>
+      <Switch>
+        <Route path="/events">
+          <EventsPage />
+        </Route>
+        <Route path="/events/:id">{(params) => <EventDetail id={params.id} />}</Route>
+        {PAGES.filter((p) => p.path !== '/events').map((p) => (
+          <Route key={p.path} path={p.path} nest>
+            <NotBuilt title={p.label} />
+          </Route>
+        ))}
+        <Route path="/flags/:id">
+          <NotBuilt title="Feature flags" />
+        </Route>
+        <Route>
+          <Redirect to="/events" replace />
+        </Route>
+      </Switch>
+    </Layout>
+  );
+}
