@@ -95,7 +95,11 @@ export function printExpr(
         if (node.op === '!=') return `isNotNull(${l})`;
       }
       const regex = REGEX[node.op];
-      if (regex) return regex.replace('%l', l).replace('%r', p(node.right));
+      if (regex) {
+        const r = p(node.right);
+        // function replacers: the printed SQL may hold `$'`, a pattern to String.replace
+        return regex.replace('%l', () => l).replace('%r', () => r);
+      }
       const op = COMPARE[node.op];
       if (!op) break;
       const r = p(node.right);
@@ -118,10 +122,8 @@ export function printExpr(
       return `tuple(${list(node.exprs)})`;
     case 'ArrayAccess': {
       // properties['$browser'] is the property, as properties.$browser
-      const a = node.array;
-      const key = node.property?.node === 'Constant' ? node.property.value : undefined;
-      if (a?.node === 'Field' && (a.chain ?? []).includes('properties') && typeof key === 'string')
-        return host.field({ ...a, chain: [...a.chain, key] }, lambdaArgs);
+      const path = propertyPath(node);
+      if (path) return host.field(path, lambdaArgs);
       return `${p(node.array)}[${p(node.property)}]`;
     }
     case 'TupleAccess':
@@ -146,6 +148,34 @@ export function printExpr(
   throw new HogQLError(`Unsupported HogQL: ${node.node}${node.op ? ` ${node.op}` : ''}`, span);
 }
 
+/** `properties['a']['b']` (any depth of string keys on a properties field) as the field `properties.a.b`. */
+function propertyPath(node: Node): Node | undefined {
+  const keys: string[] = [];
+  let n = node;
+  while (
+    n.node === 'ArrayAccess' &&
+    n.property?.node === 'Constant' &&
+    typeof n.property.value === 'string'
+  ) {
+    keys.unshift(n.property.value);
+    n = n.array;
+  }
+  if (keys.length === 0 || n.node !== 'Field' || !(n.chain ?? []).includes('properties'))
+    return undefined;
+  return { ...n, chain: [...n.chain, ...keys] };
+}
+
+const INTERVAL_UNITS: Readonly<Record<string, string>> = {
+  second: 'Second',
+  minute: 'Minute',
+  hour: 'Hour',
+  day: 'Day',
+  week: 'Week',
+  month: 'Month',
+  quarter: 'Quarter',
+  year: 'Year',
+};
+
 type Print = (n: Node) => string;
 type List = (ns: readonly Node[] | null | undefined) => string;
 
@@ -155,6 +185,17 @@ function call(node: Node, list: List, span: Span): string {
   if (!known) throw new HogQLError(`Unsupported function: ${name}`, span);
   if (node.filter_expr)
     throw new HogQLError(`FILTER (WHERE …) is not supported; use ${name}If`, span);
+  const args: Node[] = node.args ?? [];
+  // PostHog prints concat's arguments as text with null as '' (its printer wraps each)
+  if (known.clickhouse === 'concat')
+    return `concat(${args.map((a) => `ifNull(toString(${list([a])}), '')`).join(', ')})`;
+  // dateAdd('day', 1, d): the unit as a string, which ClickHouse's dateAdd does not take
+  const unit =
+    args[0]?.node === 'Constant' ? INTERVAL_UNITS[String(args[0].value).toLowerCase()] : undefined;
+  if (/^date_?(add|sub)$/i.test(name) && args.length === 3 && unit) {
+    const op = /sub/i.test(name) ? '-' : '+';
+    return `(${list([args[2]!])} ${op} toInterval${unit}(${list([args[1]!])}))`;
+  }
   const params = node.params ? `(${list(node.params)})` : '';
   const distinct = node.distinct ? 'DISTINCT ' : '';
   return `${known.clickhouse}${params}(${distinct}${list(node.args)})`;

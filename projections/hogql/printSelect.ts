@@ -71,8 +71,11 @@ export class SelectPrinter {
   private select(q: Node, scope: Scope): string {
     const ctes: string[] = [];
     for (const cte of q.ctes ?? []) {
-      if (cte.cte_type && cte.cte_type !== 'subquery')
-        throw new HogQLError('Only WITH name AS (SELECT …) is supported', spanOf(cte));
+      if (cte.cte_type === 'column') {
+        // WITH <expression> AS name: a named constant of the SELECT
+        ctes.push(`${printExpr(this.host(scope), cte.expr)} AS ${identifier(cte.name)}`);
+        continue;
+      }
       ctes.push(`${identifier(cte.name)} AS (${this.print(cte.expr, scope)})`);
       scope.ctes.add(String(cte.name));
     }
@@ -168,7 +171,8 @@ export class SelectPrinter {
       name && !j.table_args && !scope.hasCte(name) && isTableName(name)
         ? { kind: 'table', alias, table: name, needs: { personId: false, person: false } }
         : { kind: 'other', alias };
-    if (String(j.alias ?? '').startsWith('__')) throw new HogQLError(`Reserved alias: ${alias}`, spanOf(j));
+    if (String(j.alias ?? '').startsWith('__'))
+      throw new HogQLError(`Reserved alias: ${alias}`, spanOf(j));
     scope.refs.set(alias, ref);
     return ref;
   }
@@ -260,11 +264,15 @@ export class SelectPrinter {
       if (ref.kind === 'table') return tableField(ref, rest, span);
       return chain.map(identifier).join('.');
     }
-    // an unqualified field: the first HogQL table of this SELECT (then enclosing ones) that has it
-    for (let s: Scope | undefined = scope; s; s = s.parent)
-      for (const r of s.refs.values())
-        if (r.kind === 'table' && Object.hasOwn(TABLES[r.table], first))
-          return tableField(r, chain, span);
+    if (chain.length === 1 && first === '*') return '*';
+    // an unqualified field: the first HogQL table of this SELECT that has it (of the nearest
+    // enclosing SELECT with a FROM, for a subquery without one); never an outer table when this
+    // SELECT reads a subquery or CTE (ClickHouse does not correlate IN subqueries)
+    let s: Scope | undefined = scope;
+    while (s && s.refs.size === 0) s = s.parent;
+    for (const r of s?.refs.values() ?? [])
+      if (r.kind === 'table' && Object.hasOwn(TABLES[r.table], first))
+        return tableField(r, chain, span);
     // a column of a subquery or CTE, or an alias of the SELECT: ClickHouse resolves it (or says 400)
     return chain.map(identifier).join('.');
   }
