@@ -37,6 +37,7 @@ import { insightRoutes } from '../queries/insights/insightRoutes.ts';
 import { pathRoutes } from '../queries/insights/pathRoutes.ts';
 import { retentionRoutes } from '../queries/insights/retentionRoutes.ts';
 import { savedInsightRetrieveRoutes } from '../queries/insights/savedInsightRetrieveRoutes.ts';
+import { rebuildRoutes } from '../queries/projections/rebuildRoutes.ts';
 import { queryRoutes } from '../queries/query/queryRoutes.ts';
 import { remoteConfigRoutes } from '../queries/remoteConfig/remoteConfigRoutes.ts';
 import { type AppContext, createAwaitProjection } from './appContext.ts';
@@ -293,6 +294,7 @@ export async function createService(
             retentionRoutes(ctx, clickhouse),
             pathRoutes(ctx, clickhouse),
             correlationRoutes(ctx, clickhouse),
+            rebuildRoutes(ctx),
             dashboardQueryRoutes(ctx, clickhouse),
             queryRoutes(
               { ctx, ch: clickhouse, hogql: { ch: clickhouse, pool: stores.pool } },
