@@ -118,6 +118,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projections/rebuilds/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Rebuilds, newest first */
+        get: operations["projections_rebuilds_retrieve"];
+        put?: never;
+        /** Start a rebuild of the ClickHouse read models from the log, beside the live ones */
+        post: operations["projections_rebuilds_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projections/rebuilds/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A rebuild's status and progress */
+        get: operations["projections_rebuilds_retrieve_2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/": {
         parameters: {
             query?: never;
@@ -3447,6 +3482,48 @@ export interface components {
         QueryStatusResponseInput: {
             query_status: components["schemas"]["QueryStatusInput"];
         };
+        Rebuild: {
+            /** @description why it failed (status `failed`) */
+            error: string | null;
+            finished_at: string | null;
+            /** @description log position it rebuilds up to */
+            head: string | null;
+            id: number;
+            /** @description log position the rebuild has reached */
+            position: string | null;
+            /** @description the read model being rebuilt now */
+            read_model: string | null;
+            requested_at: string;
+            started_at: string | null;
+            /**
+             * @description queued until the server takes it (within a second or two), then running
+             * @enum {string}
+             */
+            status: "queued" | "running" | "finished" | "failed";
+            /** @description what is rebuilt: `events` (the ClickHouse read models) */
+            target: string;
+        };
+        RebuildInput: {
+            /** @description why it failed (status `failed`) */
+            error: string | null;
+            finished_at: string | null;
+            /** @description log position it rebuilds up to */
+            head: string | null;
+            id: number;
+            /** @description log position the rebuild has reached */
+            position: string | null;
+            /** @description the read model being rebuilt now */
+            read_model: string | null;
+            requested_at: string;
+            started_at: string | null;
+            /**
+             * @description queued until the server takes it (within a second or two), then running
+             * @enum {string}
+             */
+            status: "queued" | "running" | "finished" | "failed";
+            /** @description what is rebuilt: `events` (the ClickHouse read models) */
+            target: string;
+        };
         RemoteConfig: {
             autocapture_opt_out: boolean;
             autocaptureExceptions: boolean;
@@ -4314,6 +4391,201 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectionsStatus"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    projections_rebuilds_retrieve: {
+        parameters: {
+            query?: {
+                /** @description page size (default 20, at most 100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["Rebuild"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    projections_rebuilds_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @default events
+                     * @enum {string}
+                     */
+                    target?: "events";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rebuild"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    projections_rebuilds_retrieve_2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description rebuild id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rebuild"];
                 };
             };
             /** @description Default Response */
