@@ -1,5 +1,6 @@
 import { HogQLError, type Span } from './errors.ts';
 import {
+  NUMERIC_EVENT_PROPERTIES,
   PERSON_CREATED_AT,
   PERSON_ID,
   PERSON_IS_IDENTIFIED,
@@ -67,10 +68,13 @@ export function tableField(
       span,
     );
   const a = identifier(ref.alias);
-  if (field.type === 'json')
-    return rest.length === 0
-      ? `${a}.${identifier(name)}`
-      : jsonProperty(`${a}.${identifier(name)}`, rest);
+  if (field.type === 'json') {
+    if (rest.length === 0) return `${a}.${identifier(name)}`;
+    const text = jsonProperty(`${a}.${identifier(name)}`, rest);
+    return ref.table === 'events' && rest.length === 1 && NUMERIC_EVENT_PROPERTIES.has(rest[0]!)
+      ? `toFloat64OrNull(${text})`
+      : text;
+  }
   if (field.type === 'lazy_table') {
     if (field.table === 'persons') return personField(ref, rest, span);
     // events.pdi: the distinct id's row of person_distinct_ids

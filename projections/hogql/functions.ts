@@ -118,7 +118,8 @@ export function knownFunction(name: string): KnownFunction | undefined {
 }
 
 /** Every function name HogQL accepts, for the schema and for tests. */
-export const allowedFunctionNames = (): string[] => [...functions.keys(), ...aggregates].sort();
+export const allowedFunctionNames = (): string[] =>
+  [...functions.keys(), ...aggregates, 'sparkline', 'getTrafficType'].sort();
 
 /**
  * Table functions a FROM may name: only `numbers` (a generated sequence, no data of anyone's;

@@ -20,7 +20,9 @@ export const MAX_QUERY_LENGTH = 100_000;
  */
 export const MAX_NESTING = 20;
 /** A parse that takes longer is abandoned (its thread ended) and answered 400. */
-export const PARSE_TIMEOUT_MS = 5_000;
+export const PARSE_TIMEOUT_MS = 10_000;
+/** Time a new parser thread has to load (tsx and the WebAssembly; seconds on busy cores). */
+const START_TIMEOUT_MS = 60_000;
 
 type Pending = {
   request: ParseRequest;
@@ -33,6 +35,8 @@ type Pending = {
 
 /** The one parser thread of the process, started on first use, replaced when it hangs or dies. */
 let worker: Worker | undefined;
+/** each thread's start: resolved once its parser is loaded */
+const started = new WeakMap<Worker, Promise<void>>();
 const pending = new Map<number, Pending>();
 let nextId = 0;
 
@@ -40,6 +44,21 @@ function parserThread(): Worker {
   if (worker) return worker;
   const w = startWorker(new URL('./parserWorker.ts', import.meta.url), null);
   w.unref(); // an idle parser keeps no process alive
+  started.set(
+    w,
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('the HogQL parser thread did not start')),
+        START_TIMEOUT_MS,
+      );
+      timer.unref();
+      w.once('message', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      w.once('error', reject);
+    }),
+  );
   w.on('message', (reply: ParseReply) => {
     const p = pending.get(reply.id);
     if (!p) return;
@@ -71,8 +90,10 @@ function parserThread(): Worker {
   return w;
 }
 
-function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string> {
+async function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string> {
   const request: ParseRequest = { id: nextId++, kind, text };
+  const thread = parserThread();
+  await started.get(thread);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       const p = pending.get(request.id);
@@ -86,7 +107,6 @@ function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string
       if (p && worker === p.thread) worker = undefined;
       void p?.thread.terminate();
     }, PARSE_TIMEOUT_MS);
-    const thread = parserThread();
     pending.set(request.id, { request, resolve, reject, timer, thread, retried: false });
     thread.postMessage(request);
   });

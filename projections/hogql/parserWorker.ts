@@ -11,6 +11,10 @@ export type ParseReply = { id: number; json?: string; crashed?: string };
 
 let parser: HogQLParser | undefined;
 
+// loaded before the first request, which then times only its parse (id -1: ready)
+parser = await createHogQLParser();
+parentPort?.postMessage({ id: -1 } satisfies ParseReply);
+
 parentPort?.on('message', async (request: ParseRequest) => {
   try {
     parser ??= await createHogQLParser();

@@ -179,8 +179,22 @@ const INTERVAL_UNITS: Readonly<Record<string, string>> = {
 type Print = (n: Node) => string;
 type List = (ns: readonly Node[] | null | undefined) => string;
 
+/** PostHog's own HogQL functions with no ClickHouse namesake, printed as PostHog prints them. */
+const POSTHOG_FUNCTIONS: Readonly<Record<string, (args: string[]) => string>> = {
+  // a HogQLX tag the app draws as a chart; the data rides in the tuple
+  sparkline: ([data]) => `tuple('__hx_tag', 'Sparkline', 'data', ${data})`,
+  // the user agent's kind of traffic (PostHog's web analytics), by the usual markers
+  getTrafficType: ([ua]) =>
+    `multiIf(match(ifNull(${ua}, ''), '(?i)(gptbot|chatgpt|oai-searchbot|claude|anthropic|perplexity)'), 'AI Agent', match(ifNull(${ua}, ''), '(?i)(headless|phantomjs|selenium|puppeteer|playwright|curl/|wget/|python-requests)'), 'Automation', match(ifNull(${ua}, ''), '(?i)(bot|crawl|spider|slurp)'), 'Bot', 'Regular')`,
+};
+
 function call(node: Node, list: List, span: Span): string {
   const name = String(node.name);
+  const own = Object.hasOwn(POSTHOG_FUNCTIONS, name) ? POSTHOG_FUNCTIONS[name] : undefined;
+  if (own) {
+    if ((node.args ?? []).length !== 1) throw new HogQLError(`${name} takes one argument`, span);
+    return own([list(node.args)]);
+  }
   const known = knownFunction(name);
   if (!known) throw new HogQLError(`Unsupported function: ${name}`, span);
   if (node.filter_expr)

@@ -93,6 +93,27 @@ export const ASTERISK: Readonly<Record<TableName, readonly string[]>> = {
   cohort_people: ['person_id', 'cohort_id'],
 };
 
+/**
+ * Event properties read as numbers. PostHog types properties by their definitions (Numeric →
+ * a cast to Float64); we hold no definitions, so these are the numeric ones of PostHog's
+ * taxonomy that its web SDK sends. Any other property is text unless the query casts it.
+ */
+export const NUMERIC_EVENT_PROPERTIES: ReadonlySet<string> = new Set([
+  '$screen_height',
+  '$screen_width',
+  '$viewport_height',
+  '$viewport_width',
+  '$prev_pageview_duration',
+  '$prev_pageview_last_scroll',
+  '$prev_pageview_last_scroll_percentage',
+  '$prev_pageview_max_scroll',
+  '$prev_pageview_max_scroll_percentage',
+  '$prev_pageview_last_content',
+  '$prev_pageview_last_content_percentage',
+  '$prev_pageview_max_content',
+  '$prev_pageview_max_content_percentage',
+]);
+
 export const isTableName = (name: string): name is TableName => Object.hasOwn(TABLES, name);
 
 /** PostHog's DatabaseSchemaQueryResponse `tables`: name → {type, id, name, fields}. */
