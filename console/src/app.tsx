@@ -3,6 +3,7 @@ import { useCurrentKey, useSessionKey } from './auth.ts';
 import { Layout } from './layout.tsx';
 import { EventDetail } from './pages/eventDetail.tsx';
 import { EventsPage } from './pages/events.tsx';
+import { FlagRoutes } from './pages/flags/flagRoutes.tsx';
 import { NotBuilt } from './pages/notBuilt.tsx';
 import { SignIn } from './pages/signIn.tsx';
 import { PAGES } from './routes.ts';
@@ -27,6 +28,12 @@ export function App() {
           <EventsPage />
         </Route>
         <Route path="/events/:id">{(params) => <EventDetail id={params.id} />}</Route>
+        <Route path="/feature_flags/*?">
+          <FlagRoutes />
+        </Route>
+        <Route path="/flags/:id">
+          {(params) => <Redirect to={`/feature_flags/${params.id}`} replace />}
+        </Route>
         {PAGES.filter((p) => p.path !== '/events').map((p) => (
           <Route key={p.path} path={p.path} nest>
             <NotBuilt title={p.label} />
