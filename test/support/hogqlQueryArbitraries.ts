@@ -262,7 +262,7 @@ export function hogqlSelect(names: readonly string[]): fc.Arbitrary<string> {
 /** n levels of one way to nest: around ClickHouse's and the printer's limits, or far past them. */
 export const deepQuery = fc
   .tuple(
-    fc.oneof(fc.integer({ min: 190, max: 210 }), fc.integer({ min: 0, max: 3_000 })),
+    fc.oneof(fc.integer({ min: 190, max: 210 }), fc.integer({ min: 0, max: 1_500 })),
     fc.constantFrom(
       'not',
       'parens',
