@@ -4,7 +4,9 @@ import { Layout } from './layout.tsx';
 import { EventDetail } from './pages/eventDetail.tsx';
 import { EventsPage } from './pages/events.tsx';
 import { FlagRoutes } from './pages/flags/flagRoutes.tsx';
+import { CohortRoutes } from './pages/cohorts/cohortRoutes.tsx';
 import { NotBuilt } from './pages/notBuilt.tsx';
+import { OperationsPage } from './pages/operations/operationsPage.tsx';
 import { SignIn } from './pages/signIn.tsx';
 import { PAGES } from './routes.ts';
 import { session } from './session.ts';
@@ -33,6 +35,12 @@ export function App() {
         </Route>
         <Route path="/flags/:id">
           {(params) => <Redirect to={`/feature_flags/${params.id}`} replace />}
+        </Route>
+        <Route path="/cohorts/*?">
+          <CohortRoutes />
+        </Route>
+        <Route path="/operations">
+          <OperationsPage />
         </Route>
         {PAGES.filter((p) => p.path !== '/events').map((p) => (
           <Route key={p.path} path={p.path} nest>
