@@ -7,6 +7,8 @@ import { FlagRoutes } from './pages/flags/flagRoutes.tsx';
 import { CohortRoutes } from './pages/cohorts/cohortRoutes.tsx';
 import { NotBuilt } from './pages/notBuilt.tsx';
 import { OperationsPage } from './pages/operations/operationsPage.tsx';
+import { PersonPage } from './pages/persons/personPage.tsx';
+import { PersonsPage } from './pages/persons/personsList.tsx';
 import { SignIn } from './pages/signIn.tsx';
 import { PAGES } from './routes.ts';
 import { session } from './session.ts';
@@ -30,6 +32,12 @@ export function App() {
           <EventsPage />
         </Route>
         <Route path="/events/:id">{(params) => <EventDetail id={params.id} />}</Route>
+        <Route path="/persons">
+          <PersonsPage />
+        </Route>
+        <Route path="/persons/:ref">
+          {(params) => <PersonPage key={params.ref} personRef={decodeURIComponent(params.ref)} />}
+        </Route>
         <Route path="/feature_flags/*?">
           <FlagRoutes />
         </Route>
