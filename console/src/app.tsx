@@ -5,6 +5,7 @@ import { EventDetail } from './pages/eventDetail.tsx';
 import { EventsPage } from './pages/events.tsx';
 import { FlagRoutes } from './pages/flags/flagRoutes.tsx';
 import { CohortRoutes } from './pages/cohorts/cohortRoutes.tsx';
+import { InsightsPage } from './pages/insights/insightsPage.tsx';
 import { NotBuilt } from './pages/notBuilt.tsx';
 import { OperationsPage } from './pages/operations/operationsPage.tsx';
 import { PersonPage } from './pages/persons/personPage.tsx';
@@ -32,6 +33,7 @@ export function App() {
           <EventsPage />
         </Route>
         <Route path="/events/:id">{(params) => <EventDetail id={params.id} />}</Route>
+        <Route path="/insights/:kind?">{(params) => <InsightsPage kind={params.kind} />}</Route>
         <Route path="/persons">
           <PersonsPage />
         </Route>
