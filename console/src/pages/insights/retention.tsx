@@ -14,7 +14,7 @@ const FIELDS: Field[] = [
   { name: 'target', label: 'Cohort event', hint: '$pageview' },
   { name: 'returning', label: 'Returning event', hint: 'empty: the cohort event' },
   { name: 'period', label: 'Period', options: PERIODS.map((p) => [p, p] as const) },
-  { name: 'intervals', label: 'Cohorts shown (1–100)', hint: '8' },
+  { name: 'intervals', label: 'Cohorts shown (1–100)', hint: '11' },
   ...COMMON_FIELDS.filter((f) => f.name !== 'date_from'),
 ];
 const NAMES = [
@@ -38,7 +38,7 @@ export function RetentionPage() {
     target: get('target', '$pageview'),
     returning: get('returning'),
     period: get('period', 'Day'),
-    intervals: get('intervals', '8'),
+    intervals: get('intervals', '11'),
     ...commonOf(get),
   };
   const properties = propertiesOf(values);
