@@ -1,4 +1,8 @@
-import type { Flag, FlagInput } from './flagApi.ts';
+// The generated types only (no client): test/console/flagDraft.test.ts runs this file under Node.
+import type { components } from '../../api/schema.d.ts';
+
+type Flag = components['schemas']['FeatureFlag'];
+type FlagInput = components['schemas']['FeatureFlagCreateInput'];
 
 /**
  * The edit form's state: the flag's `filters` as text fields. Turning it back into `filters` keeps every key the
