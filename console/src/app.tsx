@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { Redirect, Route, Switch } from 'wouter-preact';
 import { useCurrentKey, useSessionKey } from './auth.ts';
 import { Layout } from './layout.tsx';
@@ -19,13 +20,16 @@ import { Loading } from './states.tsx';
 export function App() {
   const key = useSessionKey();
   const current = useCurrentKey(key);
-  if (key === null) return <SignIn />;
-  if (current.isPending) return <Loading what="your key" />;
-  if (current.isError) {
-    const reason = current.error.message;
+  // The server's reason for refusing the last key, kept across the sign-out it causes.
+  const [refused, setRefused] = useState<string>();
+  const failure = current.isError ? current.error.message : undefined;
+  useEffect(() => {
+    if (failure === undefined) return;
+    setRefused(failure);
     session.signOut();
-    return <SignIn failure={reason} />;
-  }
+  }, [failure]);
+  if (key === null || failure !== undefined) return <SignIn failure={failure ?? refused} />;
+  if (current.isPending || !current.data) return <Loading what="your key" />;
   return (
     <Layout scopes={current.data.scopes} label={current.data.label}>
       <Switch>

@@ -6,8 +6,11 @@ import { useProjectId } from '../auth.ts';
 import { Empty, Failure, Loading } from '../states.tsx';
 import { type EventFilters, filtersOf, listQueryOf, searchOf } from './eventFilters.ts';
 
-/** How often the live table asks for the newest page: a captured event shows within about a second. */
-const LIVE_MS = 1000;
+/**
+ * How often the live table asks for the newest page. The list waits for what was captured before it is asked
+ * (awaitCapturedEvents), so an event shows within this plus one projection step.
+ */
+const LIVE_MS = 500;
 
 const FIELDS: { name: keyof EventFilters; label: string; hint: string }[] = [
   { name: 'event', label: 'Event name', hint: 'e.g. $pageview' },
