@@ -1,6 +1,7 @@
 import { HogQLError, type Span } from './errors.ts';
 import {
   NUMERIC_EVENT_PROPERTIES,
+  PDI_DISTINCT_ID,
   PERSON_CREATED_AT,
   PERSON_ID,
   PERSON_IS_IDENTIFIED,
@@ -77,8 +78,16 @@ export function tableField(
   }
   if (field.type === 'lazy_table') {
     if (field.table === 'persons') return personField(ref, rest, span);
-    // events.pdi: the distinct id's row of person_distinct_ids
     const [sub, ...after] = rest;
+    // persons.pdi: a row of each of the person's distinct ids
+    if (ref.table === 'persons') {
+      if (sub === 'person_id' && after.length === 0) return `${a}.id`;
+      if (sub !== 'distinct_id' || after.length > 0)
+        throw new HogQLError(`Field not found: ${chain.join('.')} on table persons`, span);
+      ref.needs.pdi = true;
+      return `${a}.${PDI_DISTINCT_ID}`;
+    }
+    // events.pdi: the distinct id's row of person_distinct_ids
     if (sub === 'distinct_id' && after.length === 0) return `${a}.distinct_id`;
     if (sub === 'person_id' && after.length === 0) {
       ref.needs.personId = true;

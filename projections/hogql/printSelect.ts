@@ -1,5 +1,5 @@
 import { HogQLError } from './errors.ts';
-import { identifier, type TableRef, tableField } from './fields.ts';
+import { identifier, jsonProperty, type TableRef, tableField } from './fields.ts';
 import { TABLE_FUNCTIONS } from './functions.ts';
 import type { Node } from './parser.ts';
 import { type ExprHost, orderBy, printExpr, spanOf, windowSpec } from './printExpr.ts';
@@ -96,7 +96,10 @@ export class SelectPrinter {
       }
       return ` ON ${expr(c.expr)}`;
     });
-    const items = (q.select ?? []).flatMap((n: Node) => this.selectItem(n, scope, expr));
+    const named = new Set<string>(
+      (q.select ?? []).filter((n: Node) => n.node === 'Alias').map((n: Node) => String(n.alias)),
+    );
+    const items = (q.select ?? []).flatMap((n: Node) => this.selectItem(n, scope, expr, named));
     const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${items.join(', ')}`];
     const tail: string[] = [];
     if (q.array_join_list?.length)
@@ -169,7 +172,12 @@ export class SelectPrinter {
     const alias = j.alias ? String(j.alias) : (name ?? `__sq${index}`);
     const ref: TableRef =
       name && !j.table_args && !scope.hasCte(name) && isTableName(name)
-        ? { kind: 'table', alias, table: name, needs: { personId: false, person: false } }
+        ? {
+            kind: 'table',
+            alias,
+            table: name,
+            needs: { personId: false, person: false, pdi: false },
+          }
         : { kind: 'other', alias };
     if (String(j.alias ?? '').startsWith('__'))
       throw new HogQLError(`Reserved alias: ${alias}`, spanOf(j));
@@ -200,7 +208,12 @@ export class SelectPrinter {
   }
 
   /** `*` over a HogQL table expands to PostHog's field list; other items print as they are. */
-  private selectItem(n: Node, scope: Scope, expr: (n: Node) => string): string[] {
+  private selectItem(
+    n: Node,
+    scope: Scope,
+    expr: (n: Node) => string,
+    named: Set<string>,
+  ): string[] {
     if (n.node === 'Field' && n.chain?.at(-1) === '*') {
       const refs =
         n.chain.length === 2 ? [scope.refs.get(String(n.chain[0]))] : [...scope.refs.values()];
@@ -211,11 +224,15 @@ export class SelectPrinter {
       }
       return [n.chain.length === 2 ? `${identifier(String(n.chain[0]))}.*` : '*'];
     }
-    // a property's column is named after it, as PostHog names it (`properties.$browser` → `$browser`)
-    if (n.node === 'Field' && n.chain?.length > 1 && n.chain.at(-1) !== '*') {
+    // a field's column is named after it, as PostHog names it (`properties.$browser` → `$browser`,
+    // `person_id` → `person_id`, not the scoped source's column), unless another item has the name
+    if (n.node === 'Field' && n.chain?.length > 0) {
       const sql = expr(n);
       const last = String(n.chain.at(-1));
-      return [sql.endsWith(`.${identifier(last)}`) ? sql : `${sql} AS ${identifier(last)}`];
+      if (sql === identifier(last) || sql.endsWith(`.${identifier(last)}`) || named.has(last))
+        return [sql];
+      named.add(last);
+      return [`${sql} AS ${identifier(last)}`];
     }
     return [expr(n)];
   }
@@ -262,6 +279,9 @@ export class SelectPrinter {
     const ref = scope.lookup(first);
     if (ref && rest.length > 0) {
       if (ref.kind === 'table') return tableField(ref, rest, span);
+      // a subquery's or CTE's `properties` column is JSON text, as on the tables it came from
+      if (rest[0] === 'properties' && rest.length > 1)
+        return jsonProperty(`${identifier(first)}.properties`, rest.slice(1));
       return chain.map(identifier).join('.');
     }
     if (chain.length === 1 && first === '*') return '*';
@@ -273,6 +293,7 @@ export class SelectPrinter {
     for (const r of s?.refs.values() ?? [])
       if (r.kind === 'table' && Object.hasOwn(TABLES[r.table], first))
         return tableField(r, chain, span);
+    if (first === 'properties' && rest.length > 0) return jsonProperty('properties', rest);
     // a column of a subquery or CTE, or an alias of the SELECT: ClickHouse resolves it (or says 400)
     return chain.map(identifier).join('.');
   }

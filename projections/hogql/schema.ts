@@ -33,6 +33,8 @@ export const PERSON_ID = '__person_id';
 export const PERSON_PROPERTIES = '__person_properties';
 export const PERSON_CREATED_AT = '__person_created_at';
 export const PERSON_IS_IDENTIFIED = '__person_is_identified';
+/** persons.pdi: one row per distinct id of the person, as PostHog's lazy join */
+export const PDI_DISTINCT_ID = '__pdi_distinct_id';
 
 export const TABLES: Readonly<Record<TableName, Readonly<Record<string, Field>>>> = {
   events: {
@@ -57,6 +59,7 @@ export const TABLES: Readonly<Record<TableName, Readonly<Record<string, Field>>>
     created_at: f('datetime'),
     properties: f('json'),
     is_identified: f('boolean'),
+    pdi: { type: 'lazy_table', table: 'person_distinct_ids' },
   },
   person_distinct_ids: {
     distinct_id: f('string'),

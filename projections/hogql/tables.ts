@@ -1,6 +1,7 @@
 import { chString } from '../../src/processing/logInClickHouse.ts';
 import { HogQLError } from './errors.ts';
 import {
+  PDI_DISTINCT_ID,
   PERSON_CREATED_AT,
   PERSON_ID,
   PERSON_IS_IDENTIFIED,
@@ -39,7 +40,7 @@ export function postgresInClickHouse(connectionString: string): PostgresInClickH
 }
 
 /** Which lazy joins a table reference needs, found while its fields are printed. */
-export type Needs = { personId: boolean; person: boolean };
+export type Needs = { personId: boolean; person: boolean; pdi: boolean };
 
 export type SourceContext = Readonly<{
   database: string;
@@ -81,7 +82,9 @@ export function tableSource(ctx: SourceContext, table: TableName, needs: Needs):
     case 'person_distinct_ids':
       return withPerson(`SELECT distinct_id, person_id, person_id AS ${PERSON_ID} FROM (${pdi})`);
     case 'persons':
-      return persons();
+      return needs.pdi
+        ? `SELECT __t.*, __d.distinct_id AS ${PDI_DISTINCT_ID} FROM (${persons()}) AS __t LEFT JOIN (${pdi}) AS __d ON __d.person_id = __t.id`
+        : persons();
     case 'groups':
       return `SELECT group_type_index AS index, group_key AS key, created_at, properties FROM ${pg('groups')} WHERE project_id = ${p}`;
     case 'cohort_people':

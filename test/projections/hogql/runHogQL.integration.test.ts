@@ -89,6 +89,19 @@ describe('HogQL over events, persons, pdi, groups and cohorts', () => {
     ).toEqual([[a.counts.events - 1]]);
   });
 
+  it('names a field’s column after it, so subqueries can use it; persons.pdi is one row per id', async () => {
+    const r = await run(`select person_id, properties.mark from events where event = 'only'`);
+    expect(r.columns).toEqual(['person_id', 'mark']);
+    expect(
+      await rows(`select e.m, p.properties.mark from (select person_id, properties.mark as m from events
+                  where event = 'only') e join (select id, properties from persons) p on e.person_id = p.id`),
+    ).toEqual([['MARK_A', 'MARK_A']]);
+    expect(
+      await rows(`select pdi.distinct_id from persons
+                  where properties.email = 'shared-1@mark_a.example' order by pdi.distinct_id`),
+    ).toEqual([['anon-shared'], ['shared-1']]);
+  });
+
   it('runs window functions, CTEs, UNION ALL, lambdas and intervals', async () => {
     expect(
       await rows(`select event, row_number() over (partition by distinct_id order by timestamp) as n
