@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtConsole } from '../console/builtConsole.ts';
+import { newRole } from '../http/helpers.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
 import { browserTestsRunHere, isolatedContext, launchChromium } from './browser.ts';
 import { captureBatch, seriousViolations } from './consolePage.ts';
@@ -137,6 +138,16 @@ describe.skipIf(!runHere)('console: feature flags', () => {
     );
     await page.locator('figure.usage-tile canvas').first().waitFor();
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('grants a role editing the flag, listed under who may edit and as a history entry', async () => {
+    const roleId = await newRole(t, 37, []);
+    await page.getByText('No roles set').waitFor();
+    await page.getByLabel('Role id (UUID)').fill(roleId);
+    await page.getByRole('button', { name: 'Grant editing' }).click();
+    await page.getByRole('button', { name: /^Remove role/ }).waitFor();
+    const entries = page.getByRole('list', { name: 'Changes, newest first' }).getByRole('listitem');
+    await expect.poll(() => entries.first().textContent()).toMatch(/role access added/);
   });
 
   it('lists the flag with its status and rollout; a read-only key sees no edit buttons', async () => {
