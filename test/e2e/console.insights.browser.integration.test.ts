@@ -84,9 +84,17 @@ describe.skipIf(!runHere)('console: insights', () => {
     await expect.poll(() => new URL(page.url()).searchParams.get('breakdown')).toBe('plan');
     await page.getByRole('button', { name: /^2: persons of \$pageview - pro, / }).click();
     await expect.poll(people).toEqual(['ada', 'linus']);
+
+    // bars are grouped per interval: the right half of today's group is "free"
+    const over = page.locator('.trend-chart .u-over');
+    const box = (await over.boundingBox())!;
+    await over.click({ position: { x: (box.width * 7.7) / 8, y: box.height - 5 } });
+    await page.getByRole('heading', { name: /^Persons: \$pageview - free, .* \(1\)$/ }).waitFor();
+    await expect.poll(people).toEqual(['grace']);
     expect(await seriousViolations(page)).toEqual([]);
 
-    await page.goBack(); // the point
+    await page.goBack(); // the bar
+    await page.goBack(); // the table's point
     await page.goBack(); // the breakdown
     await expect.poll(() => new URL(page.url()).searchParams.get('breakdown')).toBe(null);
     await page.getByRole('button', { name: /^3: persons of \$pageview, / }).waitFor();

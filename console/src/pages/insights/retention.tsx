@@ -28,6 +28,16 @@ const NAMES = [
 ];
 
 type Cohort = Schemas['Retention']['result'][number];
+/** A cohort's start as a UTC date (the API's intervals are UTC), with the hour when it is not midnight. */
+const dateOf = (iso: string) => {
+  const d = new Date(iso);
+  const hour = d.getUTCHours() || d.getUTCMinutes();
+  return d.toLocaleString(undefined, {
+    timeZone: 'UTC',
+    dateStyle: 'medium',
+    ...(hour ? { timeStyle: 'short' } : {}),
+  });
+};
 const entity = (id: string) => JSON.stringify({ id, type: 'events' });
 
 /** `/insights/retention`: the cohort table; a cell lists the persons of that cohort who came back then. */
@@ -131,13 +141,15 @@ function CohortTable({
           const size = c.values[0]?.count ?? 0;
           return (
             <tr key={c.date}>
-              <th scope="row">{c.label}</th>
+              <th scope="row">
+                {c.label} <time dateTime={c.date}>({dateOf(c.date)})</time>
+              </th>
               {c.values.map((v, j) => (
                 <td key={j}>
                   <button
                     type="button"
                     class="link"
-                    aria-label={`${v.count}: persons of cohort ${c.label} back after ${j}`}
+                    aria-label={`${v.count}: persons of cohort ${c.label} (${dateOf(c.date)}) back after ${j}`}
                     onClick={() => onPick(i, j)}
                   >
                     {v.count}
