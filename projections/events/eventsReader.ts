@@ -5,6 +5,7 @@
  */
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
 import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
+import { HogQLInputError } from '../hogql/eventsExpr.ts';
 import { escapeLike } from '../shared/propertyFilterTree.ts';
 import { type CompiledActionStep, compileActionSteps } from './actionStepsSql.ts';
 import {
@@ -14,9 +15,8 @@ import {
   compileWhere,
   type OrderItem,
   type WhereItem,
-} from './hogql/hogqlQuery.ts';
-import { HogQLError } from './hogql/hogqlTokenizer.ts';
-import { compilePropertyFilters } from './propertyFilters.ts';
+} from './eventsHogQL.ts';
+import { compilePropertyFilters, prepareHogQLFilters } from './propertyFilters.ts';
 import { dateTimeParamSql, Params, propertySql } from './sqlParams.ts';
 
 /** The columns an event row is read with (aliases that shadow no column of `events`). */
@@ -37,9 +37,9 @@ export function formatTimestamp(clickhouseText: string): string {
   return `${clickhouseText.replace(' ', 'T')}+00:00`;
 }
 
-/** A ClickHouse value of a select column → JSON: date-times in the event timestamp format. */
+/** A ClickHouse value of a select column → JSON: date-times (DateTime64 or DateTime, as toStartOfDay answers) in the event timestamp format. */
 export function selectValue(value: unknown, clickhouseType: string): unknown {
-  if (typeof value === 'string' && /^(Nullable\()?DateTime64/.test(clickhouseType))
+  if (typeof value === 'string' && /^(Nullable\()?DateTime(64)?\b/.test(clickhouseType))
     return formatTimestamp(value);
   return value;
 }
@@ -134,14 +134,19 @@ export async function runEventsQuery<T>(
     // (src/runtime/clickhouseErrors.ts); an outage stays a 503 and anything else a 500
     const refused = clickHouseQueryError(error);
     if (refused)
-      throw new HogQLError(`The query could not run (${refused.type}): ${refused.message}`);
+      throw new HogQLInputError(`The query could not run (${refused.type}): ${refused.message}`);
     throw error;
   }
 }
 
 const table = (ch: ClickHouse) => `${ch.database}.events`;
 
-function conditions(input: ListInput, params: Params): string[] {
+async function conditions(input: ListInput, params: Params): Promise<string[]> {
+  // the `hogql` filters are parsed first (PostHog's parser answers asynchronously)
+  await prepareHogQLFilters(
+    input.properties,
+    ...(input.actionSteps ?? []).map((s) => s.properties),
+  );
   const out = [`team_id = ${params.number(input.projectId)}`];
   if (input.after !== undefined) {
     const at = dateTimeParamSql(input.after, params);
@@ -180,7 +185,7 @@ function conditions(input: ListInput, params: Params): string[] {
         ? '0'
         : compileActionSteps(input.actionSteps, params, input.now),
     );
-  if (input.where) out.push(...compileWhere(input.where, params));
+  if (input.where) out.push(...(await compileWhere(input.where)));
   return out;
 }
 
@@ -206,11 +211,11 @@ function ordering(
 
 export async function listEvents(ch: ClickHouse, input: ListInput): Promise<ListResult> {
   const params = new Params();
-  const select = input.select ? compileSelect(input.select, params) : undefined;
-  const where = conditions(input, params).join(' AND ');
+  const select = input.select ? await compileSelect(input.select) : undefined;
+  const where = (await conditions(input, params)).join(' AND ');
   let order: OrderItem[];
   if (input.orderBy && input.orderBy.length > 0)
-    order = compileOrderBy(input.orderBy, params, select);
+    order = await compileOrderBy(input.orderBy, select);
   else if (select?.aggregate) {
     const first = select.items.findIndex((c) => c.aggregate);
     order = [{ sql: select.items[first]!.sql, desc: true, timestamp: false }];

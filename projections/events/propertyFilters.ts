@@ -5,7 +5,8 @@
  * whose values are filters or groups. A filter is `{key, value, operator, type}`:
  * - `type` `event` (default): an event property, compared as PostHog's ClickHouse queries do: the
  *   property as text (JSON strings unquoted, numbers and booleans as their JSON text);
- * - `type` `hogql`: `key` is a HogQL condition (the `where` subset);
+ * - `type` `hogql`: `key` is a HogQL condition, as in `where` (projections/hogql/eventsExpr.ts),
+ *   parsed beforehand by `prepareHogQLFilters` (PostHog's parser answers asynchronously);
  * - `type` `person`: not compiled here. The route takes them out first (eventPersonFilters.ts:
  *   resolved against the persons read model in Postgres, then `has(ids, distinct_id)`); one that
  *   reaches this compiler is refused;
@@ -15,6 +16,9 @@
  * gt, gte, lt, lte (numeric), is_date_before, is_date_after, is_date_exact (ISO or relative dates
  * like `-7d`; exact compares to the second).
  */
+
+import { HogQLError } from '../hogql/errors.ts';
+import { compileEventsCondition, HogQLInputError, parseEventsExpr } from '../hogql/eventsExpr.ts';
 import { parseDateParam } from '../shared/dateParam.ts';
 import {
   compileFilterTree,
@@ -27,22 +31,52 @@ import {
   operatorOf,
   requireValue,
 } from '../shared/propertyFilterTree.ts';
-import { compileCondition } from './hogql/hogqlQuery.ts';
-import { HogQLError } from './hogql/hogqlTokenizer.ts';
 import { dateTimeParamSql, type Params, propertySql } from './sqlParams.ts';
 
 export { FilterError, OPERATORS } from '../shared/propertyFilterTree.ts';
+
+/**
+ * The SQL (or the refusal) of each `hogql` filter object, filled by `prepareHogQLFilters` before
+ * the synchronous compile reads it; keyed by the filter object, so it lives as long as the request
+ * holds its filters and no other request can evict it.
+ */
+const preparedHogQL = new WeakMap<object, { sql: string } | { refused: string }>();
+
+/** Parses and compiles every `hogql` filter of the filter trees (lists, AND/OR groups, filters). */
+export async function prepareHogQLFilters(...trees: unknown[]): Promise<void> {
+  const filters: Record<string, unknown>[] = [];
+  const visit = (node: unknown, depth: number) => {
+    if (depth > 100) return; // compileFilterTree refuses deeper trees itself
+    if (Array.isArray(node)) for (const n of node) visit(n, depth + 1);
+    else if (isRecord(node)) {
+      if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR'))
+        visit(node.values, depth + 1);
+      else if (node.type === 'hogql' && !preparedHogQL.has(node)) filters.push(node);
+    }
+  };
+  for (const tree of trees) visit(tree, 0);
+  for (const f of filters) {
+    if (typeof f.key !== 'string' || f.key.trim() === '') {
+      preparedHogQL.set(f, { refused: 'key must be a HogQL condition' });
+      continue;
+    }
+    try {
+      preparedHogQL.set(f, { sql: compileEventsCondition(await parseEventsExpr(f.key)) });
+    } catch (error) {
+      if (!(error instanceof HogQLInputError || error instanceof HogQLError)) throw error;
+      preparedHogQL.set(f, { refused: error.message });
+    }
+  }
+}
 
 function eventFilter(f: Record<string, unknown>, path: string, params: Params, now: Date): string {
   const type = f.type ?? 'event';
   const key = f.key as string;
   if (type === 'hogql') {
-    try {
-      return compileCondition(key, params);
-    } catch (error) {
-      if (error instanceof HogQLError) throw new FilterError(`${path}: ${error.message}`);
-      throw error;
-    }
+    const prepared = preparedHogQL.get(f);
+    if (!prepared) throw new Error(`${path}: a hogql filter compiled before prepareHogQLFilters`);
+    if ('refused' in prepared) throw new FilterError(`${path}: ${prepared.refused}`);
+    return prepared.sql;
   }
   if (type === 'person')
     throw new FilterError(

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ActionStep } from '../../commands/actions/model/action.ts';
 import type { CompiledActionStep } from '../../projections/events/actionStepsSql.ts';
+import { prepareHogQLFilters } from '../../projections/events/propertyFilters.ts';
 import { resolvePersonFilters } from '../events/eventPersonFilters.ts';
 
 /**
@@ -16,6 +17,7 @@ export async function withStepPersons(
 ): Promise<CompiledActionStep[]> {
   return Promise.all(
     steps.map(async (step) => {
+      await prepareHogQLFilters(step.properties);
       if (!step.properties?.some((p) => p.type === 'person')) return step;
       const resolved = await resolvePersonFilters(pool, {
         projectId,

@@ -19,11 +19,12 @@
  *   (see `PERSON_PROPERTIES_WHERE`); anywhere else the HogQL compiler answers 400.
  */
 import type pg from 'pg';
+import type { WhereItem } from '../../projections/events/eventsHogQL.ts';
+import { parseWhere } from '../../projections/events/eventsHogQL.ts';
 import type { PersonIdSet } from '../../projections/events/eventsReader.ts';
-import type { Expr } from '../../projections/events/hogql/hogqlParser.ts';
-import { parseExpr } from '../../projections/events/hogql/hogqlParser.ts';
-import { about, checkItems, type WhereItem } from '../../projections/events/hogql/hogqlQuery.ts';
-import { HogQLError } from '../../projections/events/hogql/hogqlTokenizer.ts';
+import { prepareHogQLFilters } from '../../projections/events/propertyFilters.ts';
+import { about, HogQLInputError as HogQLError } from '../../projections/hogql/eventsExpr.ts';
+import type { Node as Expr } from '../../projections/hogql/parser.ts';
 import { type PersonsReader, personsReader } from '../../projections/persons/personsReader.ts';
 import {
   FilterError,
@@ -130,7 +131,7 @@ const numberEquals = (key: string, n: number): Filter => ({
   values: [filter(key, 'gte', n), filter(key, 'lte', n)],
 });
 
-const FLIP = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=', '!=': '!=' } as const;
+const FLIP = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '==': '==', '!=': '!=' } as const;
 const ORDER = { '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const;
 
 /** A LIKE pattern (`%`, `_`, backslash escapes) as an anchored Postgres regular expression. */
@@ -153,8 +154,16 @@ export function likeToRegex(pattern: string, caseInsensitive: boolean): string {
 
 /** `person.properties.<key>` → key; null for anything else (other person fields fail in the compiler). */
 function personKey(e: Expr): string | null {
+  // person.properties['$tier'] is person.properties.$tier
   if (
-    e.kind !== 'field' ||
+    e.node === 'ArrayAccess' &&
+    e.property?.node === 'Constant' &&
+    typeof e.property.value === 'string' &&
+    e.array?.node === 'Field'
+  )
+    return personKey({ ...e.array, chain: [...e.array.chain, e.property.value] });
+  if (
+    e.node !== 'Field' ||
     e.chain[0] !== 'person' ||
     e.chain[1] !== 'properties' ||
     e.chain.length < 3
@@ -169,7 +178,7 @@ function personKey(e: Expr): string | null {
 
 type Constant = string | number | boolean | null;
 function constant(e: Expr, key: string): Constant {
-  if (e.kind !== 'constant')
+  if (e.node !== 'Constant' || (typeof e.value === 'object' && e.value !== null))
     throw new HogQLError(
       `person.properties.${key} can only be compared with a constant (a string, number, boolean or NULL)`,
     );
@@ -189,16 +198,14 @@ const asText = (v: string | boolean) => (typeof v === 'boolean' ? (v ? 'true' : 
  *   IS NULL / = NULL → is_not_set; IS NOT NULL / != NULL → is_set.
  */
 function personConjunct(e: Expr): { filters: Filter; negate: boolean } | null {
-  if (e.kind === 'isNull') {
-    const key = personKey(e.expr);
-    return key === null
-      ? null
-      : { filters: filter(key, e.negated ? 'is_set' : 'is_not_set'), negate: false };
-  }
-  if (e.kind === 'in') {
+  if (e.node !== 'CompareOperation') return null;
+  const op = String(e.op);
+  if (op === 'in' || op === 'not in') {
     const key = personKey(e.left);
     if (key === null) return null;
-    const values = e.list.map((item) => {
+    const items: Expr[] =
+      e.right.node === 'Tuple' || e.right.node === 'Array' ? e.right.exprs : [e.right];
+    const values = items.map((item) => {
       const v = constant(item, key);
       if (v === null) throw new HogQLError('NULL is not supported inside IN (...); use IS NULL');
       return v;
@@ -214,74 +221,76 @@ function personConjunct(e: Expr): { filters: Filter; negate: boolean } | null {
             'exact',
             values.map((v) => asText(v as string | boolean)),
           );
-    return { filters, negate: e.negated };
+    return { filters, negate: op === 'not in' };
   }
-  if (e.kind !== 'compare') return null;
   const [left, right] = [personKey(e.left), personKey(e.right)];
   if (left === null && right === null) return null;
   if (left !== null && right !== null)
     throw new HogQLError('Comparing two person properties is not supported');
-  const like = e.op === 'like' || e.op === 'ilike' || e.op === 'not like' || e.op === 'not ilike';
+  const like = op === 'like' || op === 'ilike' || op === 'not like' || op === 'not ilike';
   if (right !== null && like)
-    throw new HogQLError(`person.properties.${right} must be on the left of ${e.op.toUpperCase()}`);
+    throw new HogQLError(`person.properties.${right} must be on the left of ${op.toUpperCase()}`);
   const key = (left ?? right)!;
   const value = constant(left !== null ? e.right : e.left, key);
   if (like) {
     if (typeof value !== 'string')
-      throw new HogQLError(`${e.op.toUpperCase()} needs a string pattern`);
+      throw new HogQLError(`${op.toUpperCase()} needs a string pattern`);
     return {
-      filters: filter(key, 'regex', likeToRegex(value, e.op.endsWith('ilike'))),
-      negate: e.op.startsWith('not'),
+      filters: filter(key, 'regex', likeToRegex(value, op.endsWith('ilike'))),
+      negate: op.startsWith('not'),
     };
   }
-  const op = left !== null ? (e.op as keyof typeof FLIP) : FLIP[e.op as keyof typeof FLIP];
+  if (!(op in FLIP)) return null;
+  const cmp = left !== null ? (op as keyof typeof FLIP) : FLIP[op as keyof typeof FLIP];
   if (value === null) {
-    if (op === '=' || op === '!=')
-      return { filters: filter(key, op === '=' ? 'is_not_set' : 'is_set'), negate: false };
+    if (cmp === '==' || cmp === '!=')
+      return { filters: filter(key, cmp === '==' ? 'is_not_set' : 'is_set'), negate: false };
     throw new HogQLError('NULL can only be compared with = or != (or use IS NULL)');
   }
-  if (op === '=' || op === '!=') {
+  if (cmp === '==' || cmp === '!=') {
     return {
       filters:
         typeof value === 'number' ? numberEquals(key, value) : filter(key, 'exact', asText(value)),
-      negate: op === '!=',
+      negate: cmp === '!=',
     };
   }
   if (typeof value !== 'number')
     throw new HogQLError(
-      `person.properties.${key} ${op} …: ordering comparisons of person properties need a number`,
+      `person.properties.${key} ${cmp} …: ordering comparisons of person properties need a number`,
     );
-  return { filters: filter(key, ORDER[op], value), negate: false };
+  return { filters: filter(key, ORDER[cmp], value), negate: false };
 }
 
-const conjuncts = (e: Expr): Expr[] => (e.kind === 'and' ? e.args.flatMap(conjuncts) : [e]);
+const conjuncts = (e: Expr): Expr[] => (e.node === 'And' ? e.exprs.flatMap(conjuncts) : [e]);
 
 /** Parses the `where` items and takes the person conditions out of their top-level AND. */
-export function splitWhere(items: readonly string[] | undefined): {
+export async function splitWhere(items: readonly string[] | undefined): Promise<{
   where: WhereItem[] | undefined;
   person: PersonCondition[];
-} {
+}> {
   if (items === undefined) return { where: undefined, person: [] };
-  checkItems(items, 'where');
   const person: PersonCondition[] = [];
-  const where = items.map(
-    (text): WhereItem =>
-      about('where', text, () => {
-        const expr = parseExpr(text);
+  const where: WhereItem[] = [];
+  for (const { text, expr } of await parseWhere(items)) {
+    where.push(
+      await about('where', text, (): WhereItem => {
+        if (expr === null) return { text, expr };
+        const all = conjuncts(expr);
         const rest: Expr[] = [];
-        for (const c of conjuncts(expr)) {
+        for (const c of all) {
           const p = personConjunct(c);
           if (p) person.push({ ...p, attr: 'where', path: `where "${text}"` });
           else rest.push(c);
         }
-        if (rest.length === conjuncts(expr).length) return { text, expr };
+        if (rest.length === all.length) return { text, expr };
         return {
           text,
           expr:
-            rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { kind: 'and', args: rest },
+            rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { node: 'And', exprs: rest },
         };
       }),
-  );
+    );
+  }
   return { where, person };
 }
 
@@ -345,8 +354,10 @@ export async function resolvePersonFilters(
     where: readonly string[] | undefined;
   }>,
 ): Promise<PersonFiltered> {
+  // the `hogql` filters are parsed here, where every properties input passes before a reader
+  await prepareHogQLFilters(input.properties);
   const properties = splitPropertyFilters(input.properties);
-  const where = splitWhere(input.where);
+  const where = await splitWhere(input.where);
   const persons = personsReader(pool);
   const personIdSets: PersonIdSet[] = [];
   for (const c of [...properties.person, ...where.person])

@@ -6,6 +6,7 @@ import type {
   FunnelOrder,
   FunnelStep,
 } from '../../projections/analytics/funnelReader.ts';
+import { prepareHogQLFilters } from '../../projections/events/propertyFilters.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { withStepPersons } from '../actions/actionStepPersons.ts';
 import { chartRange } from './insightDates.ts';
@@ -154,6 +155,7 @@ export async function funnelInput(
 ): Promise<FunnelInput> {
   const range = chartRange(q, intervalOf(q), now);
   const { steps: named, order } = funnelSteps(q);
+  await prepareHogQLFilters(...named.map((s) => s.properties));
   const actions = actionsReader(pool);
   const steps = await Promise.all(
     named.map(async (s) => {

@@ -5,6 +5,7 @@ import {
   type RetentionInput,
   retentionTable,
 } from '../../projections/analytics/retentionReader.ts';
+import { prepareHogQLFilters } from '../../projections/events/propertyFilters.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
@@ -133,12 +134,14 @@ export async function retentionInputOf(
     range,
   );
   const { event: _every, ...rest } = series;
+  const returning = entity(q.returning_entity, target, 'returning_entity');
+  await prepareHogQLFilters(target.properties, returning.properties);
   return {
     ...rest,
     interval,
     starts,
     target,
-    returning: entity(q.returning_entity, target, 'returning_entity'),
+    returning,
     firstTime: q.retention_type === 'retention_first_time',
   };
 }

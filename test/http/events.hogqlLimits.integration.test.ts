@@ -47,7 +47,8 @@ const funnel = (properties: unknown) =>
   );
 
 const NOT_600 = `${'NOT '.repeat(600)}event = 'hello'`;
-const TOO_DEEP = /the expression is nested more than 100 levels deep/;
+// 20 brackets or NOTs in a row, 100 operators: PostHog's parser slows down and crashes past them
+const TOO_DEEP = /the expression is nested more than (20|100) levels deep/;
 
 describe('the inputs of issue #25', () => {
   it('600 nested NOT in where: 400 naming the limit, within 2 s', async () => {
