@@ -165,5 +165,14 @@ describe.skipIf(!runHere)('console: feature flags', () => {
     expect(await page.getByRole('link', { name: 'Edit flag' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Grant editing' }).count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
+
+    // `/flags/:id` (a link's short form) opens the flag's page; a flag that is not there says so.
+    const id = new URL(page.url()).pathname.split('/').pop();
+    await page.goto(`${t.url}/flags/${id}`);
+    await page.getByRole('heading', { name: KEY, level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/feature_flags/${id}`);
+    await page.goto(`${t.url}/feature_flags/999999`);
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/not found/i);
   });
 });
