@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compilePropertyFilters,
   FilterError,
+  prepareHogQLFilters,
 } from '../../../projections/events/propertyFilters.ts';
 import { Params } from '../../../projections/events/sqlParams.ts';
 
@@ -14,6 +15,15 @@ const PROP = (p: string) =>
   `multiIf(JSONExtractRaw(properties, ${p}) IN ('', 'null'), NULL, startsWith(JSONExtractRaw(properties, ${p}), '"'), JSONExtractString(JSONExtractRaw(properties, ${p})), JSONExtractRaw(properties, ${p}))`;
 
 describe('property filters', () => {
+  it('takes hogql conditions, parsed beforehand by the HogQL compiler', async () => {
+    const ok = [{ type: 'hogql', key: "event = 'x'" }];
+    await prepareHogQLFilters(ok);
+    expect(compile(ok).sql).toBe("(event = 'x')");
+    const bad = [{ type: 'hogql', key: 'nope(' }];
+    await prepareHogQLFilters(bad);
+    expect(() => compile(bad)).toThrow(/properties\[0\]: .*SyntaxError/);
+  });
+
   it('compiles each operator with placeholders only', () => {
     const one = (operator: string, value?: unknown) => compile([{ key: 'k', operator, value }]);
     const k = PROP('{p0:String}');
@@ -66,9 +76,6 @@ describe('property filters', () => {
         ],
       }).sql,
     ).toBe(`or(isNotNull(${PROP('{p0:String}')}), isNotNull(${PROP('{p1:String}')}))`);
-    expect(compile([{ type: 'hogql', key: "event = 'x'" }]).sql).toBe(
-      'ifNull(equals(event, {p0:String}), 0)',
-    );
     expect(compile([]).sql).toBeNull();
     expect(compile(undefined).sql).toBeNull();
     expect(compile({ type: 'AND', values: [] }).sql).toBeNull();
@@ -108,7 +115,6 @@ describe('property filters', () => {
     fails([{ key: '' }], /key: a non-empty string is required/);
     fails(['x'], /expected a filter object/);
     fails({ type: 'OR', values: 'x' }, /values: expected a list/);
-    fails([{ type: 'hogql', key: 'nope(' }], /properties\[0\]: /);
     let deep: unknown = { key: 'a', operator: 'is_set' };
     for (let i = 0; i < 12; i++) deep = { type: 'AND', values: [deep] };
     fails(deep, /nested deeper than 10/);
