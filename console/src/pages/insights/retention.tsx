@@ -97,7 +97,9 @@ export function RetentionPage() {
       )}
       {row && cell ? (
         <ActorsList
-          title={`cohort ${row.label}, ${values.period.toLowerCase()} ${back}`}
+          title={`cohort ${row.label} (${dateOf(row.date)}), ${
+            back === 0 ? 'all of it' : `back after ${back} ${values.period.toLowerCase()}(s)`
+          }`}
           queryKey={['retention', query, cohort, back]}
           load={async (project_id) =>
             unwrap(

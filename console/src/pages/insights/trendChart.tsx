@@ -73,7 +73,11 @@ export function TrendChart({
           values: (_u, splits) => splits.map((i) => labels[i] ?? ''),
           stroke: '#4b5563',
         },
-        { stroke: '#4b5563' },
+        // counts: whole-number ticks
+        {
+          stroke: '#4b5563',
+          incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9],
+        },
       ],
       series: [
         { label: 'Interval', value: (_u, i) => labels[i] ?? '' },
