@@ -42,6 +42,15 @@ beforeAll(async () => {
   await captureBatch(t.url, t.projectApiKey, [
     { event: '$pageview', distinct_id: 'ada', properties: { plan: 'pro' } },
     {
+      event: '$groupidentify',
+      distinct_id: 'ada',
+      properties: {
+        $group_type: 'company',
+        $group_key: 'acme',
+        $group_set: { plan: 'enterprise' },
+      },
+    },
+    {
       event: '$feature_flag_called',
       distinct_id: 'ada',
       properties: { $feature_flag: KEY, $feature_flag_response: false },
@@ -148,6 +157,42 @@ describe.skipIf(!runHere)('console: feature flags', () => {
     await page.getByRole('button', { name: /^Remove role/ }).waitFor();
     const entries = page.getByRole('list', { name: 'Changes, newest first' }).getByRole('listitem');
     await expect.poll(() => entries.first().textContent()).toMatch(/role access added/);
+  });
+
+  it('creates a group flag with variants and a payload', async () => {
+    await page.getByRole('link', { name: 'Feature flags', exact: true }).click();
+    await page.getByRole('link', { name: 'New flag' }).click();
+    await page.getByLabel('Key').fill('company-beta');
+    await page.getByLabel('Match by').selectOption({ label: 'Groups: company' });
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Type').selectOption('group');
+    await page.getByLabel('Property', { exact: true }).fill('plan');
+    await page.getByLabel('Value').fill('enterprise');
+    await page.getByRole('button', { name: 'Add variant' }).click();
+    await page.getByRole('button', { name: 'Add variant' }).click();
+    await page.getByLabel('Variant 1 key').fill('control');
+    await page.getByLabel('Variant 1 split %').fill('50');
+    await page.getByLabel('Variant 2 key').fill('test');
+    await page.getByLabel('Variant 2 split %').fill('50');
+    await page.getByLabel('Payload when “test”').fill('{"color":"green"}');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Create flag' }).click();
+    await page.getByRole('heading', { name: 'company-beta', level: 1 }).waitFor();
+
+    const id = new URL(page.url()).pathname.split('/').pop();
+    const { body } = await t.api('GET', `/api/projects/${t.projectId}/feature_flags/${id}/`);
+    expect(body.filters).toMatchObject({
+      aggregation_group_type_index: 0,
+      groups: [
+        {
+          properties: [{ key: 'plan', type: 'group', value: ['enterprise'], group_type_index: 0 }],
+          rollout_percentage: 100,
+        },
+      ],
+      multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test' }] },
+      payloads: { test: '{"color":"green"}' },
+    });
+    expect(await page.locator('.facts').first().textContent()).toContain('control, test');
   });
 
   it('lists the flag with its status and rollout; a read-only key sees no edit buttons', async () => {

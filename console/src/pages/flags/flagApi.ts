@@ -91,3 +91,17 @@ export function useSaveFlag(id: number | null) {
     onSuccess: () => client.invalidateQueries({ queryKey: flagKeys.all(projectId) }),
   });
 }
+
+/** The project's group types (at most 5, PostHog's limit), so a group flag is chosen by name. */
+export function useGroupTypes() {
+  const projectId = useProjectId()!;
+  return useQuery({
+    queryKey: ['groups_types', projectId],
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/api/projects/{project_id}/groups_types/', {
+          params: { path: path(projectId) },
+        }),
+      ),
+  });
+}

@@ -3,7 +3,7 @@ import { Link, useLocation } from 'wouter-preact';
 import { Failure, Loading } from '../../states.tsx';
 import { ConditionsEditor } from './conditionsEditor.tsx';
 import { FieldError, placeOf } from './fieldError.tsx';
-import { type Flag, useCanWriteFlags, useFlag, useSaveFlag } from './flagApi.ts';
+import { type Flag, useCanWriteFlags, useFlag, useGroupTypes, useSaveFlag } from './flagApi.ts';
 import { draftOf, inputOf } from './flagDraft.ts';
 import { VariantsEditor } from './variantsEditor.tsx';
 
@@ -12,6 +12,14 @@ function FlagForm({ flag }: { flag: Flag | null }) {
   const [, navigate] = useLocation();
   const [draft, setDraft] = useState(() => draftOf(flag));
   const save = useSaveFlag(flag?.id ?? null);
+  const groupTypes = useGroupTypes().data ?? [];
+  // A stored group type index the project no longer lists stays selectable, so an edit does not change it.
+  const groupOptions = groupTypes.map((g) => ({
+    index: String(g.group_type_index),
+    label: g.name_plural ?? g.group_type,
+  }));
+  if (draft.groupType !== '' && !groupOptions.some((o) => o.index === draft.groupType))
+    groupOptions.push({ index: draft.groupType, label: `group type ${draft.groupType}` });
   const place = placeOf(save.error);
   const described = (at: string) => (place === at ? `err-${at}` : undefined);
   const title = flag ? `Edit ${flag.key}` : 'New feature flag';
@@ -80,9 +88,9 @@ function FlagForm({ flag }: { flag: Flag | null }) {
               onChange={(e) => setDraft({ ...draft, groupType: e.currentTarget.value })}
             >
               <option value="">Persons</option>
-              {[0, 1, 2, 3, 4].map((i) => (
-                <option key={i} value={String(i)}>
-                  Groups of type {i}
+              {groupOptions.map((o) => (
+                <option key={o.index} value={o.index}>
+                  Groups: {o.label}
                 </option>
               ))}
             </select>

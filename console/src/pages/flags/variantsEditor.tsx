@@ -31,11 +31,11 @@ export function VariantsEditor({ draft, setDraft, place, error }: Props) {
                 <input id={`v${i}-key`} value={v.key} onInput={set('key')} />
               </div>
               <div class="field">
-                <label for={`v${i}-name`}>Description</label>
+                <label for={`v${i}-name`}>Variant {i + 1} description</label>
                 <input id={`v${i}-name`} value={v.name} onInput={set('name')} />
               </div>
               <div class="field">
-                <label for={`v${i}-rollout`}>Split %</label>
+                <label for={`v${i}-rollout`}>Variant {i + 1} split %</label>
                 <input
                   id={`v${i}-rollout`}
                   inputMode="decimal"
