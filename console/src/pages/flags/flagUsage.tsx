@@ -73,7 +73,7 @@ export function FlagUsage({ flag, canEdit }: { flag: Flag; canEdit: boolean }) {
             }));
             return series.length === 0 ? (
               <p key={tile.id} class="state empty">
-                {insight?.name}: no `$feature_flag_called` events in the last 30 days.
+                {insight?.name}: no <code>$feature_flag_called</code> events in the last 30 days.
               </p>
             ) : (
               <UsageChart key={tile.id} title={insight?.name ?? 'Usage'} series={series} />
