@@ -191,11 +191,16 @@ const POSTHOG_FUNCTIONS: Readonly<Record<string, (args: string[]) => string>> = 
 function call(node: Node, list: List, span: Span): string {
   const name = String(node.name);
   const own = Object.hasOwn(POSTHOG_FUNCTIONS, name) ? POSTHOG_FUNCTIONS[name] : undefined;
+  const known = own ? undefined : knownFunction(name);
+  if (!own && !known) throw new HogQLError(`Unsupported function: ${name}`, span);
+  // ClickHouse reads f(DISTINCT x) as the -Distinct combinator: on a non-aggregate it names a
+  // function that does not exist (toStringDistinct); say what is wrong instead
+  if (node.distinct && !known?.aggregate)
+    throw new HogQLError(`DISTINCT is only allowed in aggregate functions, not in ${name}()`, span);
   if (own) {
     if ((node.args ?? []).length !== 1) throw new HogQLError(`${name} takes one argument`, span);
     return own([list(node.args)]);
   }
-  const known = knownFunction(name);
   if (!known) throw new HogQLError(`Unsupported function: ${name}`, span);
   if (node.filter_expr)
     throw new HogQLError(`FILTER (WHERE …) is not supported; use ${name}If`, span);

@@ -229,8 +229,15 @@ export class SelectPrinter {
     if (n.node === 'Field' && n.chain?.length > 0) {
       const sql = expr(n);
       const last = String(n.chain.at(-1));
-      if (sql === identifier(last) || sql.endsWith(`.${identifier(last)}`) || named.has(last))
-        return [sql];
+      if (sql === identifier(last) || sql.endsWith(`.${identifier(last)}`)) return [sql];
+      if (named.has(last)) {
+        // the name is taken (`person_id, pdi.person_id`): a virtual field keeps its HogQL path
+        // as its name rather than showing the scoped source's internal column (`__person_id`)
+        const whole = n.chain.map(String).join('.');
+        if (!/(^|\.)__\w+$/.test(sql) || named.has(whole)) return [sql];
+        named.add(whole);
+        return [`${sql} AS ${identifier(whole)}`];
+      }
       named.add(last);
       return [`${sql} AS ${identifier(last)}`];
     }

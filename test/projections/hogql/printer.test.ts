@@ -115,6 +115,11 @@ describe('HogQL printer', () => {
     );
     expect(text).toContain(`JSONExtractRaw(events.properties, 'a b')`);
     expect(text).toContain(`JSONExtractRaw(events.__person_properties, 'email')`);
+    // a second field of the same name keeps its HogQL path, never the source's internal column
+    const twice = await sql('select x.* from (select person_id, pdi.person_id from events) x');
+    expect(twice).toContain(
+      'events.__person_id AS person_id, events.__person_id AS `pdi.person_id`',
+    );
   });
 
   it('refuses functions, table functions and tables outside the allow-list, naming them', async () => {
@@ -127,6 +132,14 @@ describe('HogQL printer', () => {
     await refused('select * from system.one', /Unknown table: system\.one/);
     await refused('select __person_id from events', /Field not found: __person_id/);
     await refused('select 1 from events as __e', /Reserved alias/);
+    // f(DISTINCT x) is ClickHouse's -Distinct combinator: only aggregates have one
+    await refused(
+      'select toString(DISTINCT event) from events',
+      /DISTINCT is only allowed in aggregate functions, not in toString\(\)/,
+    );
+    expect(await sql('select count(DISTINCT event) from events')).toContain(
+      'count(DISTINCT events.event)',
+    );
     // a bare name after IN is a table to ClickHouse: only a CTE may be named there
     expect(await sql('select 1 from events where distinct_id in person_distinct_id')).toContain(
       'IN tuple(person_distinct_id)',

@@ -96,6 +96,15 @@ describe('HogQL over events, persons, pdi, groups and cohorts', () => {
       await rows(`select e.m, p.properties.mark from (select person_id, properties.mark as m from events
                   where event = 'only') e join (select id, properties from persons) p on e.person_id = p.id`),
     ).toEqual([['MARK_A', 'MARK_A']]);
+    // virtual fields selected in a subquery or CTE are its columns under their HogQL names
+    const joined = await rows(`select e.m, p.properties from (select person_id, properties.mark as m
+      from events where event = 'only') e join (select id, properties from persons) p on e.person_id = p.id`);
+    expect([joined[0]![0], JSON.parse(String(joined[0]![1])).mark]).toEqual(['MARK_A', 'MARK_A']);
+    expect(
+      await rows(`with x as (select person_id, pdi.person_id, person.properties.email, properties.mark
+                  from events where distinct_id = 'shared-1' and event = '$identify')
+                  select x.email, x.mark, x.person_id = x.\`pdi.person_id\` from x`),
+    ).toEqual([['shared-1@mark_a.example', 'MARK_A', 1]]);
     expect(
       await rows(`select pdi.distinct_id from persons
                   where properties.email = 'shared-1@mark_a.example' order by pdi.distinct_id`),
