@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { ensureConsole } from '../../scripts/ensureConsole.mjs';
+import { loadConfig } from '../../src/config.ts';
+import { createService } from '../../src/service.ts';
+
+/**
+ * `npm run console:screenshots`: a scratch server (embedded Postgres and chDB) with a few events captured through
+ * /batch/, and a PNG of each console page into docs/console/ (linked from the README). Add a page here when it is
+ * built.
+ */
+const OUT = new URL('../../docs/console/', import.meta.url);
+const KEY = 'phx_screenshots_key_0001';
+const PROJECT_KEY = 'phc_screenshots_key_0001';
+
+type Shot = { file: string; path: string | ((page: Page) => Promise<string>); ready: string };
+const SHOTS: Shot[] = [
+  { file: 'sign-in.png', path: '/', ready: 'text=Personal API key' },
+  { file: 'events.png', path: '/events', ready: 'main table' },
+  {
+    file: 'event.png',
+    path: async (page) =>
+      (await page.locator('main table a[href^="/events/"]').first().getAttribute('href'))!,
+    ready: 'main h2',
+  },
+];
+
+if (process.argv.includes('--help')) {
+  console.log(
+    'npm run console:screenshots: PNGs of the console pages into docs/console/ (needs Chromium)',
+  );
+  process.exit(0);
+}
+ensureConsole();
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-screenshots-'));
+const service = await createService(
+  loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    INIT_PERSONAL_API_KEY: KEY,
+    INIT_PROJECT_API_KEY: PROJECT_KEY,
+  }),
+);
+const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu'],
+});
+try {
+  const people = ['ada@example.com', 'grace@example.com', 'linus@example.com'];
+  const names = ['$pageview', 'signed_up', 'checkout_started', '$pageview', 'invite_sent'];
+  const batch = names.flatMap((event, i) =>
+    people.map((distinct_id, j) => ({
+      event,
+      distinct_id,
+      timestamp: new Date(Date.now() - (i * 3 + j) * 60_000).toISOString(),
+      properties: {
+        $current_url: `https://shop.example/${event.replace('$', '')}`,
+        $browser: 'Chrome',
+        plan: j ? 'free' : 'pro',
+      },
+    })),
+  );
+  const res = await fetch(`${url}/batch/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: PROJECT_KEY, batch }),
+  });
+  if (!res.ok) throw new Error(`/batch/ answered ${res.status}`);
+  fs.mkdirSync(OUT, { recursive: true });
+  const page = await (
+    await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  ).newPage();
+  page.setDefaultTimeout(20_000);
+  for (const shot of SHOTS) {
+    if (shot.file !== 'sign-in.png')
+      await page.evaluate((k) => sessionStorage.setItem('hogstream.personalApiKey', k), KEY);
+    const target = typeof shot.path === 'string' ? shot.path : await shot.path(page);
+    await page.goto(`${url}${target}`);
+    await page.locator(shot.ready).first().waitFor();
+    await page.screenshot({ path: new URL(shot.file, OUT).pathname, fullPage: false });
+    console.log(`docs/console/${shot.file}`);
+  }
+} finally {
+  await browser.close();
+  await service.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
