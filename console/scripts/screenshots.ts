@@ -25,6 +25,28 @@ const SHOTS: Shot[] = [
       (await page.locator('main table a[href^="/events/"]').first().getAttribute('href'))!,
     ready: 'main h2',
   },
+  {
+    file: 'insights-trends.png',
+    path: '/insights/trends?breakdown=plan&display=bar&point=0:7',
+    ready: 'main .actors li',
+  },
+  {
+    file: 'insights-funnels.png',
+    path: '/insights/funnels?steps=invite_sent%2Csigned_up%2C%24pageview&persons=3',
+    ready: 'main .actors li',
+  },
+  {
+    file: 'insights-retention.png',
+    path: '/insights/retention?cell=10:0',
+    ready: 'main .actors li',
+  },
+  { file: 'flags.png', path: '/feature_flags', ready: 'main table' },
+  {
+    file: 'flag.png',
+    path: async (page) =>
+      (await page.locator('main table a[href^="/feature_flags/"]').first().getAttribute('href'))!,
+    ready: 'main .history-entry',
+  },
 ];
 
 if (process.argv.includes('--help')) {
@@ -70,6 +92,33 @@ try {
     body: JSON.stringify({ api_key: PROJECT_KEY, batch }),
   });
   if (!res.ok) throw new Error(`/batch/ answered ${res.status}`);
+  // A flag with two changes in its history, for the flag pages.
+  const flags = `${url}/api/projects/@current/feature_flags/`;
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
+  const condition = (rollout: number) => ({
+    groups: [
+      {
+        properties: [{ key: 'plan', type: 'person', operator: 'exact', value: ['pro'] }],
+        rollout_percentage: rollout,
+      },
+    ],
+  });
+  const flag = await fetch(flags, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      key: 'checkout-redesign',
+      name: 'New checkout',
+      filters: condition(20),
+    }),
+  });
+  if (!flag.ok) throw new Error(`creating a flag answered ${flag.status}`);
+  const { id } = (await flag.json()) as { id: number };
+  await fetch(`${flags}${id}/`, {
+    method: 'PATCH',
+    headers,
+    body: JSON.stringify({ filters: condition(50) }),
+  });
   fs.mkdirSync(OUT, { recursive: true });
   const page = await (
     await browser.newContext({ viewport: { width: 1280, height: 800 } })
