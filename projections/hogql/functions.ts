@@ -12,9 +12,11 @@ const SAME = `
   intDivOrZero modulo moduloOrZero negate abs gcd lcm
   isFinite isInfinite isNaN round roundBankers floor ceil trunc sqrt cbrt exp exp2 exp10 log log2
   log10 ln pow power sign sin cos tan asin acos atan atan2 pi e greatest least
-  toInt8 toInt16 toInt32 toInt64 toUInt8 toUInt16 toUInt32 toUInt64 toFloat32 toFloat64
-  toInt64OrNull toInt64OrZero toFloat64OrNull toFloat64OrZero toDecimal64 toDecimal128
-  toString toFixedString toTypeName toBool toUUID toUUIDOrNull reinterpretAsString
+  toInt8OrNull toInt16OrNull toInt32OrNull toInt64OrNull toUInt8OrNull toUInt16OrNull
+  toUInt32OrNull toUInt64OrNull toInt8OrZero toInt16OrZero toInt32OrZero toInt64OrZero
+  toUInt8OrZero toUInt16OrZero toUInt32OrZero toUInt64OrZero toFloat32OrNull toFloat64OrNull
+  toFloat32OrZero toFloat64OrZero toDecimal64 toDecimal128
+  toString toFixedString toTypeName toBool toUUIDOrNull reinterpretAsString
   toDate toDateOrNull toDate32 toDateTime toDateTime64 toDateTimeOrNull parseDateTimeBestEffort
   parseDateTimeBestEffortOrNull parseDateTime64BestEffortOrNull parseDateTimeOrNull
   toYear toQuarter toMonth toDayOfYear toDayOfMonth toDayOfWeek toHour toMinute toSecond
@@ -61,9 +63,10 @@ const SAME = `
 const RENAMED: Readonly<Record<string, string>> = {
   lag: 'lagInFrame',
   lead: 'leadInFrame',
-  toInt: 'toInt64OrNull',
-  toFloat: 'toFloat64OrNull',
-  toDecimal: 'toDecimal64OrNull',
+  toIntOrZero: 'toInt64OrZero',
+  toIntOrNull: 'toInt64OrNull',
+  toFloatOrZero: 'toFloat64OrZero',
+  toFloatOrNull: 'toFloat64OrNull',
   // PostHog's `_toDate` style helpers are internal; the public `toDate`/`toDateTime` stay
   ifnull: 'ifNull',
   nullif: 'nullIf',
@@ -73,6 +76,29 @@ const RENAMED: Readonly<Record<string, string>> = {
   lcase: 'lower',
   ucase: 'upper',
   mid: 'substring',
+};
+
+/**
+ * Conversions PostHog prints as `accurateCastOrNull(x, 'Type')` (mapping.py): they take a
+ * number as well as a string (toInt64OrNull refuses a number) and answer NULL for what does not
+ * convert (text that is no number, a value past the type's range). `toDecimal(x, scale)` prints
+ * as `accurateCastOrNull(x, 'Decimal64(scale)')`.
+ */
+const CASTS: Readonly<Record<string, string>> = {
+  toInt: 'Int64',
+  toInt8: 'Int8',
+  toInt16: 'Int16',
+  toInt32: 'Int32',
+  toInt64: 'Int64',
+  toUInt8: 'UInt8',
+  toUInt16: 'UInt16',
+  toUInt32: 'UInt32',
+  toUInt64: 'UInt64',
+  toFloat: 'Float64',
+  toFloat32: 'Float32',
+  toFloat64: 'Float64',
+  toUUID: 'UUID',
+  toDecimal: 'Decimal64',
 };
 
 /** Aggregates, which also take ClickHouse's -If, -Array, -OrNull, -Distinct combinators. */
@@ -92,12 +118,18 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean);
 const aggregates = new Set(words(AGGREGATES));
 const functions = new Map<string, string>(words(SAME).map((n) => [n, n]));
 for (const [from, to] of Object.entries(RENAMED)) functions.set(from, to);
+for (const name of Object.keys(CASTS)) functions.set(name, 'accurateCastOrNull');
 /** SQL's usual upper/lower-case spellings (COUNT, Sum) of aggregates and common functions */
 const byLowerCase = new Map<string, string>();
 for (const name of [...functions.keys(), ...aggregates])
   if (!byLowerCase.has(name.toLowerCase())) byLowerCase.set(name.toLowerCase(), name);
 
-export type KnownFunction = Readonly<{ clickhouse: string; aggregate: boolean }>;
+export type KnownFunction = Readonly<{
+  clickhouse: string;
+  aggregate: boolean;
+  /** the ClickHouse type a conversion casts to (see CASTS) */
+  castTo?: string;
+}>;
 
 const aggregateBase = (name: string): string | undefined => {
   if (aggregates.has(name)) return name;
@@ -114,7 +146,11 @@ export function knownFunction(name: string): KnownFunction | undefined {
   const agg = aggregateBase(spelled);
   if (agg) return { clickhouse: agg, aggregate: true };
   const printed = functions.get(spelled);
-  return printed ? { clickhouse: printed, aggregate: false } : undefined;
+  if (!printed) return undefined;
+  const castTo = Object.hasOwn(CASTS, spelled) ? CASTS[spelled] : undefined;
+  return castTo
+    ? { clickhouse: printed, aggregate: false, castTo }
+    : { clickhouse: printed, aggregate: false };
 }
 
 /** Every function name HogQL accepts, for the schema and for tests. */

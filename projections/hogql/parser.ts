@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../src/runtime/workerThread.ts';
 import { HogQLError } from './errors.ts';
+import { exactIntegersJson, exactNumbers } from './numbers.ts';
 import type { ParseReply, ParseRequest } from './parserWorker.ts';
 
 /** A node of PostHog's HogQL AST as the parser's JSON gives it (posthog/hogql/ast.py). */
@@ -134,7 +135,7 @@ export function nestingDepth(text: string): number {
 const parsed = (json: string, text: string): Node => {
   let result: Node & { error?: boolean; message?: string };
   try {
-    result = JSON.parse(json);
+    result = JSON.parse(exactIntegersJson(json));
   } catch {
     throw new HogQLError('The query could not be parsed');
   }
@@ -146,7 +147,7 @@ const parsed = (json: string, text: string): Node => {
       ...(end !== undefined ? { end: Math.min(end, text.length) } : {}),
     });
   }
-  return result;
+  return exactNumbers(result, text);
 };
 
 const checked = (text: string) => {

@@ -44,13 +44,17 @@ const REGEX: Readonly<Record<string, string>> = {
 };
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
 
-/** A constant as a ClickHouse literal: strings escaped, numbers finite, booleans and NULL. */
+/** A constant as a ClickHouse literal: strings escaped, numbers as written, booleans and NULL. */
 export function constant(value: unknown, span: Span): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new HogQLError('A number is out of range', span);
-    return Number.isInteger(value) && Math.abs(value) >= 1e21
+    // only the keywords inf and nan get here (numbers.ts refuses an overflowing literal)
+    if (Number.isNaN(value)) return 'nan';
+    if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
+    // a whole number past 2^53 here was written as a float (1e19; integers are bigints): keep
+    // it one, as ClickHouse reads 1e19, rather than digits it would read as UInt64
+    return Number.isInteger(value) && !Number.isSafeInteger(value)
       ? value.toExponential()
       : String(value);
   }
@@ -205,6 +209,7 @@ function call(node: Node, list: List, span: Span): string {
   if (node.filter_expr)
     throw new HogQLError(`FILTER (WHERE …) is not supported; use ${name}If`, span);
   const args: Node[] = node.args ?? [];
+  if (known.castTo) return cast(name, known.castTo, args, list, span);
   // PostHog prints concat's arguments as text with null as '' (its printer wraps each)
   if (known.clickhouse === 'concat')
     return `concat(${args.map((a) => `ifNull(toString(${list([a])}), '')`).join(', ')})`;
@@ -218,6 +223,27 @@ function call(node: Node, list: List, span: Span): string {
   const params = node.params ? `(${list(node.params)})` : '';
   const distinct = node.distinct ? 'DISTINCT ' : '';
   return `${known.clickhouse}${params}(${distinct}${list(node.args)})`;
+}
+
+/** toInt(x) and its kin as accurateCastOrNull(x, 'Int64'), as PostHog prints them (functions.ts CASTS). */
+function cast(name: string, type: string, args: readonly Node[], list: List, span: Span): string {
+  const decimal = type === 'Decimal64';
+  if (args.length !== (decimal ? 2 : 1))
+    throw new HogQLError(
+      `${name} takes ${decimal ? 'two arguments, a value and a scale' : 'one argument'}`,
+      span,
+    );
+  const value = list(args.slice(0, 1));
+  if (!decimal) return `accurateCastOrNull(${value}, '${type}')`;
+  const scale = args[1]!;
+  if (
+    scale.node !== 'Constant' ||
+    !Number.isInteger(scale.value) ||
+    scale.value < 0 ||
+    scale.value > 18
+  )
+    throw new HogQLError(`${name}'s scale must be a whole number from 0 to 18`, spanOf(scale));
+  return `accurateCastOrNull(${value}, 'Decimal64(${scale.value})')`;
 }
 
 /** The body of OVER (…): PARTITION BY, ORDER BY and the frame. */
