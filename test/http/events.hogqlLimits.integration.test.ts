@@ -16,6 +16,13 @@ beforeAll(async () => {
   ]);
   const head = await t.service.ctx.store.headPosition();
   expect(await t.service.runners.get('clickhouse:events')!.waitFor(head, 20_000)).toBe(true);
+  // the parser thread's start and the first ClickHouse read (seconds on busy cores) are not what
+  // the 2 s bounds below measure: one ordinary expression pays for them here
+  const warm = await t.api(
+    'GET',
+    `/api/projects/${t.projectId}/events/?select=${encodeURIComponent('["event"]')}`,
+  );
+  expect(warm.status, warm.text).toBe(200);
 }, 120_000);
 afterAll(async () => t?.close());
 
