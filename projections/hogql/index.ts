@@ -5,7 +5,7 @@
  */
 export { HogQLError, HogQLTimeoutError } from './errors.ts';
 export { allowedFunctionNames } from './functions.ts';
-export { parseExpr, parseSelect } from './parser.ts';
+export { parseCacheStats, parseExpr, parseSelect, warmParser } from './parser.ts';
 export {
   compileHogQL,
   DEFAULT_LIMIT,

@@ -1,4 +1,5 @@
 import type { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import { startWorker } from '../../src/runtime/workerThread.ts';
 import { HogQLError } from './errors.ts';
 import { exactIntegersJson, exactNumbers } from './numbers.ts';
@@ -20,6 +21,24 @@ export const MAX_QUERY_LENGTH = 100_000;
  * busy cores: 18 parentheses 0.2 s, 22 up to 150 s) and 200 brackets overflow its stack.
  */
 export const MAX_NESTING = 20;
+/**
+ * Parsed queries kept, by kind and text: dashboards, the events list's `where` items and insight
+ * filters send the same text again and again, and PostHog's parser costs 2–17 ms of CPU for a
+ * 70–220-character query (docs/PERFORMANCE.md "bench:hogql"); a hit costs a JSON.parse. Bounded
+ * by count and by the characters held (keys and ASTs' JSON, ≈ bytes); the least recently used go
+ * first. Syntax errors are kept too (the same position each time); crashes and timeouts are not.
+ */
+export const PARSE_CACHE_MAX_ENTRIES = 5_000;
+export const PARSE_CACHE_MAX_CHARS = 64 * 1024 * 1024;
+const parses = new LRUCache<string, string>({
+  max: PARSE_CACHE_MAX_ENTRIES,
+  maxSize: PARSE_CACHE_MAX_CHARS,
+  // one huge query (an IN list of 100,000 values) may not push out thousands of small ones
+  maxEntrySize: PARSE_CACHE_MAX_CHARS / 16,
+  sizeCalculation: (json, key) => json.length + key.length,
+  // the same text asked while its parse runs waits for that parse (a dashboard's tiles at once)
+  fetchMethod: (key) => parseInThread(key[0] === 's' ? 'select' : 'expr', key.slice(1)),
+});
 /** A parse that takes longer is abandoned (its thread ended) and answered 400. */
 export const PARSE_TIMEOUT_MS = 10_000;
 /** Time a new parser thread has to load (tsx and the WebAssembly; seconds on busy cores). */
@@ -29,7 +48,8 @@ type Pending = {
   request: ParseRequest;
   resolve: (json: string) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  /** the parse limit's timer, set once the parse is sent */
+  timer: NodeJS.Timeout | undefined;
   thread: Worker;
   retried: boolean;
 };
@@ -80,8 +100,9 @@ function parserThread(): Worker {
         p.reject(error);
       } else {
         p.retried = true;
+        clearTimeout(p.timer);
         p.thread = parserThread();
-        p.thread.postMessage(p.request);
+        dispatch(p);
       }
     }
   };
@@ -91,25 +112,56 @@ function parserThread(): Worker {
   return w;
 }
 
-async function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string> {
+/**
+ * Starts the parser thread and waits until it is loaded and warmed (parserWorker.ts): called at
+ * the server's start, so the first query does not pay seconds of loading on busy cores.
+ */
+export async function warmParser(): Promise<void> {
+  await started.get(parserThread());
+}
+
+/**
+ * Sends a parse to its thread once the thread is loaded and warmed: the parse limit counts the
+ * parse, never a thread's start (seconds on busy cores), also for a parse moved to a new thread.
+ */
+function dispatch(p: Pending): void {
+  const thread = p.thread;
+  void started.get(thread)!.then(
+    () => {
+      if (p.thread !== thread || !pending.has(p.request.id)) return;
+      p.timer = setTimeout(() => {
+        pending.delete(p.request.id);
+        p.reject(
+          new HogQLError(
+            `The query took longer than ${PARSE_TIMEOUT_MS / 1000} s to parse; simplify its nesting`,
+          ),
+        );
+        // the thread is stuck in this parse: end it, the next query starts another
+        if (worker === thread) worker = undefined;
+        void thread.terminate();
+      }, PARSE_TIMEOUT_MS);
+      thread.postMessage(p.request);
+    },
+    (error: Error) => {
+      if (p.thread !== thread || !pending.delete(p.request.id)) return;
+      p.reject(error);
+    },
+  );
+}
+
+function parseInThread(kind: ParseRequest['kind'], text: string): Promise<string> {
   const request: ParseRequest = { id: nextId++, kind, text };
-  const thread = parserThread();
-  await started.get(thread);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      const p = pending.get(request.id);
-      pending.delete(request.id);
-      reject(
-        new HogQLError(
-          `The query took longer than ${PARSE_TIMEOUT_MS / 1000} s to parse; simplify its nesting`,
-        ),
-      );
-      // the thread is stuck in this parse: end it, the next query starts another
-      if (p && worker === p.thread) worker = undefined;
-      void p?.thread.terminate();
-    }, PARSE_TIMEOUT_MS);
-    pending.set(request.id, { request, resolve, reject, timer, thread, retried: false });
-    thread.postMessage(request);
+    const p: Pending = {
+      request,
+      resolve,
+      reject,
+      timer: undefined,
+      thread: parserThread(),
+      retried: false,
+    };
+    pending.set(request.id, p);
+    dispatch(p);
   });
 }
 
@@ -161,10 +213,13 @@ const checked = (text: string) => {
 
 /** A SELECT (or UNION of SELECTs) as PostHog's AST; a syntax error is a HogQLError with its position. */
 export async function parseSelect(text: string): Promise<Node> {
-  return parsed(await parseInThread('select', checked(text)), text);
+  return parsed((await parses.fetch(`s${checked(text)}`)) ?? '', text);
 }
 
 /** One expression (a `where` item, `filtersExpr`) as PostHog's AST. */
 export async function parseExpr(text: string): Promise<Node> {
-  return parsed(await parseInThread('expr', checked(text)), text);
+  return parsed((await parses.fetch(`e${checked(text)}`)) ?? '', text);
 }
+
+/** The parse cache's size, for tests and the bench. */
+export const parseCacheStats = () => ({ entries: parses.size, chars: parses.calculatedSize });

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { eventsProjection } from '../../projections/events/eventsProjection.ts';
+import { warmParser } from '../../projections/hogql/index.ts';
 import { personsProjection } from '../../projections/persons/personsProjection.ts';
 import { awaitNewest } from '../../src/appContext.ts';
 import { DomainFailure, fail, notFound } from '../../src/core/errors.ts';
@@ -47,6 +48,10 @@ export const queryRoutes =
     const read = { scope: 'query:read' };
     const background = new AsyncQueries(limits, deps.ctx.now, describeFailure(app.log));
     app.addHook('onClose', async () => background.close());
+    // PostHog's parser loads and warms at start, not in the first query (seconds on busy cores)
+    warmParser().catch((error: unknown) =>
+      app.log.warn({ err: error }, 'the HogQL parser did not start; the first query retries'),
+    );
     // read-your-writes, as the events list: events captured before the query are in ClickHouse, their persons in Postgres
     const caughtUp = () =>
       awaitNewest(deps.ctx, { eventTypes: ['EventCaptured'] }, eventsProjection, personsProjection);
