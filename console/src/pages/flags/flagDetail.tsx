@@ -101,7 +101,7 @@ export function FlagDetail({ id }: { id: number }) {
         <Link href="/feature_flags">← All flags</Link>
       </p>
       <div class="title-row">
-        <h1 id="page-title">
+        <h1 id="page-title" class="flag-title">
           <code>{f.key}</code>
           {asOf && ` as of ${new Date(asOf).toLocaleString()}`}
         </h1>

@@ -50,25 +50,29 @@ export function FlagsList() {
               ))}
             </tbody>
           </table>
-          <nav class="actions pager" aria-label="Pages of flags">
-            <button
-              type="button"
-              disabled={offset === 0}
-              onClick={() => navigate(`/feature_flags?offset=${Math.max(0, offset - LIST_LIMIT)}`)}
-            >
-              Previous
-            </button>
-            <span>
-              {offset + 1}–{offset + flags.data.results.length} of {flags.data.count}
-            </span>
-            <button
-              type="button"
-              disabled={flags.data.next === null}
-              onClick={() => navigate(`/feature_flags?offset=${offset + LIST_LIMIT}`)}
-            >
-              Next
-            </button>
-          </nav>
+          {(offset > 0 || flags.data.next !== null) && (
+            <nav class="actions pager" aria-label="Pages of flags">
+              <button
+                type="button"
+                disabled={offset === 0}
+                onClick={() =>
+                  navigate(`/feature_flags?offset=${Math.max(0, offset - LIST_LIMIT)}`)
+                }
+              >
+                Previous
+              </button>
+              <span>
+                {offset + 1}–{offset + flags.data.results.length} of {flags.data.count}
+              </span>
+              <button
+                type="button"
+                disabled={flags.data.next === null}
+                onClick={() => navigate(`/feature_flags?offset=${offset + LIST_LIMIT}`)}
+              >
+                Next
+              </button>
+            </nav>
+          )}
         </>
       )}
     </section>
