@@ -25,6 +25,21 @@ const SHOTS: Shot[] = [
       (await page.locator('main table a[href^="/events/"]').first().getAttribute('href'))!,
     ready: 'main h2',
   },
+  {
+    file: 'insights-trends.png',
+    path: '/insights/trends?breakdown=plan&display=bar&point=0:7',
+    ready: 'main .actors li',
+  },
+  {
+    file: 'insights-funnels.png',
+    path: '/insights/funnels?steps=invite_sent%2Csigned_up%2C%24pageview&persons=3',
+    ready: 'main .actors li',
+  },
+  {
+    file: 'insights-retention.png',
+    path: '/insights/retention?cell=10:0',
+    ready: 'main .actors li',
+  },
   { file: 'flags.png', path: '/feature_flags', ready: 'main table' },
   {
     file: 'flag.png',
