@@ -14,6 +14,7 @@ export {
   type HogQLResult,
   type HogQLRun,
   MAX_LIMIT,
+  MAX_RESULT_BYTES,
   runHogQL,
 } from './run.ts';
 export { hogqlDatabaseSchema } from './schema.ts';

@@ -13,6 +13,14 @@ export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 50_000;
 
 /**
+ * Most bytes one answer may hold in ClickHouse's memory (its blocks, uncompressed; the JSON the
+ * server then reads and sends is of the same order): 50,000 rows of wide cells (whole
+ * `properties`, long arrays) could otherwise be gigabytes in the server's memory. PostHog sets no
+ * such limit (its ClickHouse and web servers are separate machines); here they share one.
+ */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
+/**
  * Per-query ClickHouse limits (PostHog's HogQLGlobalSettings and limits). chDB honours every one
  * of them through the client (checked in test/projections/hogql): they are set per statement
  * (src/runtime/chdbSettings.ts scopes them). `readonly` only on a ClickHouse server: in chDB's
@@ -26,6 +34,7 @@ export const HOGQL_SETTINGS = {
   max_ast_elements: 1_000_000,
   max_expanded_ast_elements: 1_000_000,
   max_result_rows: MAX_LIMIT + 2,
+  max_result_bytes: MAX_RESULT_BYTES,
   result_overflow_mode: 'throw',
   transform_null_in: 1,
   output_format_json_quote_64bit_integers: 0,
@@ -195,6 +204,12 @@ export function hogqlFailure(error: unknown, redact: (text: string) => string = 
   const known = clickHouseQueryError(error);
   if (known?.type === 'TIMEOUT_EXCEEDED')
     return new HogQLTimeoutError(HOGQL_SETTINGS.max_execution_time);
+  if (known?.type === 'TOO_MANY_ROWS_OR_BYTES' && /max bytes/.test(known.message)) {
+    const size = /current bytes: ([\d.]+ \w+)/.exec(known.message)?.[1];
+    return new HogQLError(
+      `The answer is larger than its limit of ${MAX_RESULT_BYTES / 1024 / 1024} MiB (max_result_bytes${size ? `; it reached ${size}` : ''}): select fewer or narrower columns, or fewer rows (LIMIT)`,
+    );
+  }
   if (known) return new HogQLError(`${known.type}: ${redact(known.message)}`);
   const e = error as { type?: unknown; message?: unknown };
   const message = typeof e?.message === 'string' ? e.message : '';

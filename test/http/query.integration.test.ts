@@ -145,6 +145,23 @@ describe('POST /query/ HogQLQuery', () => {
     expectValidation(filter, 'properties');
     expect(filter.body.detail).toMatch(/"session" is not supported/);
   });
+
+  it('an answer larger than 64 MiB is a 400 naming the limit, not the server’s memory', async () => {
+    // 1,000 rows of 80 KB: within the row limit, over the byte budget
+    const wide = await query({
+      query: {
+        kind: 'HogQLQuery',
+        query: "select repeat('ab', 40000 + number % 2) from numbers(1000) limit 1000",
+      },
+    });
+    expectValidation(wide, 'query');
+    expect(wide.body.detail).toMatch(
+      /larger than its limit of 64 MiB \(max_result_bytes; it reached/,
+    );
+    // the next query on the same session answers its own rows
+    const next = await query({ query: { kind: 'HogQLQuery', query: 'select 1' } });
+    expect([next.status, next.body.results]).toEqual([200, [[1]]]);
+  });
 });
 
 describe('POST /query/ EventsQuery', () => {

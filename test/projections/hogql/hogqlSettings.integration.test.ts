@@ -2,7 +2,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HogQLError, HogQLTimeoutError } from '../../../projections/hogql/errors.ts';
-import { runCompiled } from '../../../projections/hogql/run.ts';
+import {
+  HOGQL_SETTINGS,
+  MAX_LIMIT,
+  MAX_RESULT_BYTES,
+  runCompiled,
+} from '../../../projections/hogql/run.ts';
 import { type ClickHouse, openClickHouse } from '../../../src/runtime/clickhouse.ts';
 
 /**
@@ -53,6 +58,12 @@ describe('HogQL settings on chDB', () => {
       { max_result_rows: 3 },
       /TOO_MANY_ROWS_OR_BYTES/,
     ],
+    [
+      'max_result_bytes',
+      'SELECT number, repeat(toString(number), 100) FROM numbers(1000)',
+      { max_result_bytes: 10_000 },
+      /answer is larger than its limit of 64 MiB \(max_result_bytes; it reached [\d.]+ KiB\): select fewer/,
+    ],
     ['max_ast_depth', 'SELECT ((((1))))', { max_ast_depth: 3 }, /TOO_DEEP_AST/],
     ['max_ast_elements', 'SELECT 1+1+1+1+1+1+1+1', { max_ast_elements: 5 }, /TOO_BIG_AST/],
     [
@@ -65,6 +76,12 @@ describe('HogQL settings on chDB', () => {
     const e = await failure(query, settings);
     expect(e).toBeInstanceOf(HogQLError);
     expect(e.message).toMatch(message);
+  });
+
+  it('bounds every answer: rows, and bytes in memory (documented in run.ts)', () => {
+    expect(HOGQL_SETTINGS.max_result_rows).toBe(MAX_LIMIT + 2);
+    expect(HOGQL_SETTINGS.max_result_bytes).toBe(MAX_RESULT_BYTES);
+    expect(MAX_RESULT_BYTES).toBe(64 * 1024 * 1024);
   });
 
   it('leaves the limits to the statement that set them', async () => {
