@@ -151,8 +151,20 @@ describe('HogQL printer', () => {
     expect(e.start).toBeGreaterThanOrEqual(0);
     await refused(
       `select ${'('.repeat(400)}1${')'.repeat(400)}`,
-      /nests parentheses or brackets more than 20 deep/,
+      /nests parentheses, brackets, CASE or NOT more than 20 deep/,
     );
+    // runs of NOT and nested CASE cost the parser as much: refused before it sees them
+    await refused(`select 1 from events where ${'NOT '.repeat(200)}1`, /CASE or NOT more than 20/);
+    await refused(
+      `select ${'case when 1 then '.repeat(30)}1${' else 0 end'.repeat(30)}`,
+      /CASE or NOT more than 20/,
+    );
+    // …while names that spell the keywords, and CASEs one after another, are not nesting
+    expect(
+      await sql(
+        `select properties.end, properties.not, ${Array(25).fill('case when 1 then 2 end').join(', ')} from events`,
+      ),
+    ).toContain("JSONExtractRaw(events.properties, 'end')");
     // PostHog's parser overflows its stack on a long chain of operators: a 400, and the next parse works
     await refused(`select 1${' + 1'.repeat(3000)}`, /too complex to parse/);
     expect(await sql('select (1)')).toBe('SELECT 1 LIMIT 101');
