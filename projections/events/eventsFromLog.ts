@@ -1,6 +1,7 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
 import type { ChProjection } from '../../src/processing/clickhouseProjection.ts';
-import { chString, chunkPositions } from '../../src/processing/logInClickHouse.ts';
+import { chunkPositions } from '../../src/processing/logInClickHouse.ts';
+import { chString } from '../../src/runtime/postgresInClickHouse.ts';
 import { PERSON_UUID_NAMESPACE } from '../persons/personsFold.ts';
 import { CAPTURED_DATA_PARTS, PERSONLESS, propsReadable } from '../shared/capturedDataSql.ts';
 import type { DeletedEventsLookup, GroupTypesLookup } from './eventsProjection.ts';

@@ -1,4 +1,4 @@
-import { chString } from '../../src/processing/logInClickHouse.ts';
+import type { PostgresInClickHouse } from '../../src/runtime/postgresInClickHouse.ts';
 import { HogQLError } from './errors.ts';
 import {
   PDI_DISTINCT_ID,
@@ -11,33 +11,12 @@ import {
 
 /**
  * The Postgres read models as ClickHouse reads them, through the `postgresql()` table function
- * (as src/processing/logInClickHouse.ts reads the event log). The password is in the function's
- * arguments: `redact` takes it out of every text a client sees.
+ * (as src/processing/logInClickHouse.ts reads the event log).
  */
-export type PostgresInClickHouse = Readonly<{
-  table: (name: string) => string;
-  redact: (text: string) => string;
-}>;
-
-/** The Postgres at `connectionString` as ClickHouse reaches it by TCP; undefined for a socket. */
-export function postgresInClickHouse(connectionString: string): PostgresInClickHouse | undefined {
-  let url: URL;
-  try {
-    url = new URL(connectionString);
-  } catch {
-    return undefined;
-  }
-  if (!url.hostname || url.searchParams.has('host')) return undefined;
-  const address = `${url.hostname}:${url.port || '5432'}`;
-  const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
-  const user = decodeURIComponent(url.username) || 'postgres';
-  const password = decodeURIComponent(url.password);
-  return {
-    table: (name) =>
-      `postgresql(${[address, database, name, user, password].map(chString).join(', ')})`,
-    redact: (text) => (password ? text.replaceAll(chString(password), "'***'") : text),
-  };
-}
+export {
+  type PostgresInClickHouse,
+  postgresInClickHouse,
+} from '../../src/runtime/postgresInClickHouse.ts';
 
 /** Which lazy joins a table reference needs, found while its fields are printed. */
 export type Needs = { personId: boolean; person: boolean; pdi: boolean };

@@ -1,7 +1,5 @@
 import type { ClickHouse } from '../runtime/clickhouse.ts';
-
-/** A ClickHouse string literal. */
-export const chString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+import { chString, postgresInClickHouse } from '../runtime/postgresInClickHouse.ts';
 
 /**
  * The Postgres event log as ClickHouse reads it itself, through the `postgresql` table function:
@@ -17,22 +15,8 @@ export type LogInClickHouse = Readonly<{
 
 /** The log of a Postgres event store at `connectionString`; undefined when ClickHouse cannot reach it by TCP. */
 export function postgresLogInClickHouse(connectionString: string): LogInClickHouse | undefined {
-  let url: URL;
-  try {
-    url = new URL(connectionString);
-  } catch {
-    return undefined;
-  }
-  // a Unix socket (`?host=/run/postgresql`) is not something the table function can open
-  if (!url.hostname || url.searchParams.has('host')) return undefined;
-  const address = `${url.hostname}:${url.port || '5432'}`;
-  const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
-  const user = decodeURIComponent(url.username) || 'postgres';
-  const password = decodeURIComponent(url.password);
-  return {
-    table: `postgresql(${[address, database, 'event_log', user, password].map(chString).join(', ')})`,
-    redact: (message) => (password ? message.replaceAll(chString(password), "'***'") : message),
-  };
+  const postgres = postgresInClickHouse(connectionString);
+  return postgres && { table: postgres.table('event_log'), redact: postgres.redact };
 }
 
 /**
