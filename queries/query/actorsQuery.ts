@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { runHogQL } from '../../projections/hogql/index.ts';
 import { hogqlString, propertyFiltersHogQL } from '../../projections/hogql/propertyFiltersHogQL.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
-import { freshness, Limit, Offset, parseKind, type QueryDeps, type QueryRun } from './queryRun.ts';
-import { DEFAULT_QUERY_ROWS } from './querySchemas.ts';
+import {
+  freshness,
+  Limit,
+  Offset,
+  parseKind,
+  type QueryDeps,
+  type QueryRun,
+  runKindHogQL,
+  selectHogQL,
+} from './queryRun.ts';
 
 /**
  * ActorsQuery over persons (PostHog's persons table in the app; PersonsNode, its older form, is
@@ -59,22 +66,8 @@ export async function runActorsQuery(deps: QueryDeps, run: QueryRun, raw: unknow
   const orderBy = q.orderBy ?? ['created_at DESC', 'id DESC'];
   if (orderBy.some((o) => o.trim() === 'person'))
     fail(invalidInput('query.orderBy: order by a field of the person, e.g. created_at', 'query'));
-  const hogql = [
-    `SELECT ${printed.join(', ')}`,
-    'FROM persons',
-    where.length ? `WHERE ${where.join(' AND ')}` : '',
-    `ORDER BY ${orderBy.join(', ')}`,
-  ]
-    .filter(Boolean)
-    .join(' ');
-  const result = await runHogQL(deps.hogql, {
-    projectId: run.projectId,
-    query: hogql,
-    limit: q.limit ?? DEFAULT_QUERY_ROWS,
-    offset: q.offset ?? 0,
-    queryId: run.queryId,
-    ...(run.signal ? { signal: run.signal } : {}),
-  });
+  const query = selectHogQL({ select: printed, from: 'persons', where, orderBy });
+  const result = await runKindHogQL(deps, run, { query }, q);
   let results = result.results;
   let missing = 0;
   if (personColumn >= 0) {

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { chainToElements } from '../../commands/capture/model/elementsChain.ts';
 import { parsePersonRef } from '../../commands/persons/model/personRef.ts';
 import { knownFunction } from '../../projections/hogql/functions.ts';
-import { runHogQL } from '../../projections/hogql/index.ts';
 import { parseExpr } from '../../projections/hogql/parser.ts';
 import {
   dateBound,
@@ -10,8 +9,16 @@ import {
   propertyFiltersHogQL,
 } from '../../projections/hogql/propertyFiltersHogQL.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
-import { freshness, Limit, Offset, parseKind, type QueryDeps, type QueryRun } from './queryRun.ts';
-import { DEFAULT_QUERY_ROWS } from './querySchemas.ts';
+import {
+  freshness,
+  Limit,
+  Offset,
+  parseKind,
+  type QueryDeps,
+  type QueryRun,
+  runKindHogQL,
+  selectHogQL,
+} from './queryRun.ts';
 
 /**
  * EventsQuery (PostHog's events table in the app, its MCP and CLI): a select list, conditions and
@@ -110,23 +117,8 @@ export async function runEventsQuery(deps: QueryDeps, run: QueryRun, raw: unknow
   const orderBy =
     q.orderBy?.map(expressionOf) ??
     (firstAggregate !== undefined ? [`${firstAggregate} DESC`] : ['timestamp DESC']);
-  const hogql = [
-    `SELECT ${printed.join(', ')}`,
-    'FROM events',
-    where.length ? `WHERE ${where.join(' AND ')}` : '',
-    groupBy.length ? `GROUP BY ${groupBy.join(', ')}` : '',
-    orderBy.length ? `ORDER BY ${orderBy.join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-  const result = await runHogQL(deps.hogql, {
-    projectId: run.projectId,
-    query: hogql,
-    limit: q.limit ?? DEFAULT_QUERY_ROWS,
-    offset: q.offset ?? 0,
-    queryId: run.queryId,
-    ...(run.signal ? { signal: run.signal } : {}),
-  });
+  const query = selectHogQL({ select: printed, from: 'events', where, groupBy, orderBy });
+  const result = await runKindHogQL(deps, run, { query }, q);
   const results = await withEventObjects(deps, run.projectId, columns, result.results);
   return {
     ...freshness(run.now),

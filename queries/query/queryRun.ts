@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { HogQLDeps } from '../../projections/hogql/index.ts';
+import { type HogQLDeps, type HogQLRun, runHogQL } from '../../projections/hogql/index.ts';
 import type { AppContext } from '../../src/appContext.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import type { ClickHouse } from '../../src/runtime/clickhouse.ts';
-import { MAX_QUERY_ROWS } from './querySchemas.ts';
+import { DEFAULT_QUERY_ROWS, MAX_QUERY_ROWS } from './querySchemas.ts';
 
 /** What the query kinds share: their dependencies, one run's facts, paging fields, field checks. */
 
@@ -38,3 +38,45 @@ export const freshness = (now: Date) => ({
   timezone: 'UTC',
   timings: [],
 });
+
+/**
+ * Runs a kind's HogQL in this run's project, under its query id and cancellation, one page of it
+ * (PostHog's 100 rows unless the query asks for a limit).
+ */
+export function runKindHogQL(
+  deps: QueryDeps,
+  run: QueryRun,
+  hogql: Pick<HogQLRun, 'query' | 'values' | 'filtersExpr'>,
+  page: Readonly<{ limit?: number | undefined; offset?: number | undefined }>,
+) {
+  return runHogQL(deps.hogql, {
+    ...hogql,
+    projectId: run.projectId,
+    limit: page.limit ?? DEFAULT_QUERY_ROWS,
+    offset: page.offset ?? 0,
+    queryId: run.queryId,
+    ...(run.signal ? { signal: run.signal } : {}),
+  });
+}
+
+/** One SELECT from the clauses a kind builds; an empty clause is left out. */
+export function selectHogQL(
+  clauses: Readonly<{
+    select: readonly string[];
+    from: string;
+    where: readonly string[];
+    groupBy?: readonly string[];
+    orderBy: readonly string[];
+  }>,
+): string {
+  const { select, from, where, groupBy = [], orderBy } = clauses;
+  return [
+    `SELECT ${select.join(', ')}`,
+    `FROM ${from}`,
+    where.length ? `WHERE ${where.join(' AND ')}` : '',
+    groupBy.length ? `GROUP BY ${groupBy.join(', ')}` : '',
+    orderBy.length ? `ORDER BY ${orderBy.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}

@@ -1,12 +1,19 @@
 import { z } from 'zod';
-import { hogqlDatabaseSchema, runHogQL } from '../../projections/hogql/index.ts';
+import { hogqlDatabaseSchema } from '../../projections/hogql/index.ts';
 import { hogqlFiltersExpr } from '../../projections/hogql/propertyFiltersHogQL.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import { runActorsQuery } from './actorsQuery.ts';
 import { runEventsQuery } from './eventsQuery.ts';
 import { INSIGHT_QUERY_KINDS, runInsightQuery } from './insightQueries.ts';
-import { freshness, Limit, Offset, parseKind, type QueryDeps, type QueryRun } from './queryRun.ts';
-import { DEFAULT_QUERY_ROWS } from './querySchemas.ts';
+import {
+  freshness,
+  Limit,
+  Offset,
+  parseKind,
+  type QueryDeps,
+  type QueryRun,
+  runKindHogQL,
+} from './queryRun.ts';
 
 /** The kinds `/query` answers, named in the 400 for any other. */
 export const QUERY_KINDS: readonly string[] = [
@@ -30,16 +37,16 @@ const HogQLQuery = z.looseObject({
 async function runHogQLQuery(deps: QueryDeps, run: QueryRun, raw: unknown) {
   const q = parseKind(HogQLQuery, raw);
   const filtersExpr = hogqlFiltersExpr(q.filters, run.now);
-  const result = await runHogQL(deps.hogql, {
-    projectId: run.projectId,
-    query: q.query,
-    ...(q.values ? { values: q.values } : {}),
-    ...(filtersExpr !== undefined ? { filtersExpr } : {}),
-    limit: q.limit ?? DEFAULT_QUERY_ROWS,
-    offset: q.offset ?? 0,
-    queryId: run.queryId,
-    ...(run.signal ? { signal: run.signal } : {}),
-  });
+  const result = await runKindHogQL(
+    deps,
+    run,
+    {
+      query: q.query,
+      ...(q.values ? { values: q.values } : {}),
+      ...(filtersExpr !== undefined ? { filtersExpr } : {}),
+    },
+    q,
+  );
   return { ...freshness(run.now), query: q.query, error: null, modifiers: {}, ...result };
 }
 
