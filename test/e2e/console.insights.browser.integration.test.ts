@@ -2,8 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtConsole } from '../console/builtConsole.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { browserTestsRunHere, isolatedContext, launchChromium } from './browser.ts';
-import { captureBatch, seriousViolations } from './consolePage.ts';
+import { browserTestsRunHere } from './browser.ts';
+import { captureBatch, openConsolePage, seriousViolations } from './consolePage.ts';
 
 /**
  * Issue #30, Insights: trends, funnels and retention in Debian's Chromium against a real server, from events captured
@@ -40,10 +40,7 @@ beforeAll(async () => {
     if (list.body.results?.length >= 5) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  browser = await launchChromium();
-  const isolated = await isolatedContext(browser);
-  blocked = isolated.blocked;
-  page = await isolated.context.newPage();
+  ({ browser, page, blocked } = await openConsolePage());
   await page.goto(`${t.url}/insights`);
   await page.getByLabel('Personal API key').fill(t.personalApiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();

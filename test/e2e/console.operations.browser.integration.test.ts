@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtConsole } from '../console/builtConsole.ts';
 import { newUser } from '../http/helpers.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { browserTestsRunHere, isolatedContext, launchChromium } from './browser.ts';
-import { captureBatch, seriousViolations } from './consolePage.ts';
+import { browserTestsRunHere } from './browser.ts';
+import { captureBatch, openConsolePage, seriousViolations } from './consolePage.ts';
 
 /**
  * Issue #30: the console's Operations and Cohorts pages in Debian's Chromium against a real server. A rebuild started
@@ -33,10 +33,7 @@ beforeAll(async () => {
     { event: 'signed_up', distinct_id: 'grace', properties: { $set: { plan: 'free' } } },
     { event: 'signed_up', distinct_id: 'linus', properties: { $set: { plan: 'free' } } },
   ]);
-  browser = await launchChromium();
-  const isolated = await isolatedContext(browser);
-  blocked = isolated.blocked;
-  page = await isolated.context.newPage();
+  ({ browser, page, blocked } = await openConsolePage());
 });
 afterAll(async () => {
   await browser?.close();

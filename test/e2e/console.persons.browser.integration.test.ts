@@ -2,8 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtConsole } from '../console/builtConsole.ts';
 import { startTestService, type TestService } from '../support/testService.ts';
-import { browserTestsRunHere, isolatedContext, launchChromium } from './browser.ts';
-import { seriousViolations } from './consolePage.ts';
+import { browserTestsRunHere } from './browser.ts';
+import { openConsolePage, seriousViolations } from './consolePage.ts';
 
 /**
  * Issue #30, Persons: search, a person's page (properties, distinct ids, cohorts, events, audit trail) and time
@@ -83,10 +83,7 @@ beforeAll(async () => {
     { key: 'vip', value: true },
   );
   expect(set.status).toBe(200);
-  browser = await launchChromium();
-  const isolated = await isolatedContext(browser);
-  blocked = isolated.blocked;
-  page = await isolated.context.newPage();
+  ({ browser, page, blocked } = await openConsolePage());
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { isolatedContext, launchChromium } from './browser.ts';
 
 const axeSource = fs.readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
@@ -46,4 +47,18 @@ export async function captureBatch(
     }),
   });
   if (!res.ok) throw new Error(`/batch/ answered ${res.status}: ${await res.text()}`);
+}
+
+/**
+ * Chromium and one page in a context that reaches only the server under test; `blocked` lists every
+ * request it refused elsewhere (a console page must load nothing from other sites).
+ */
+export async function openConsolePage(): Promise<{
+  browser: Browser;
+  page: Page;
+  blocked: string[];
+}> {
+  const browser = await launchChromium();
+  const { context, blocked } = await isolatedContext(browser);
+  return { browser, page: await context.newPage(), blocked };
 }
