@@ -2,9 +2,9 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter-preact';
 import { api, unwrap } from '../api/client.ts';
 import { useProjectId } from '../auth.ts';
+import { LocalTime } from '../localTime.tsx';
+import { PropertiesTable } from '../propertiesTable.tsx';
 import { Failure, Loading } from '../states.tsx';
-
-const show = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
 /** `/events/:id`: one event, every property, and a link to its person. */
 export function EventDetail({ id }: { id: string }) {
@@ -21,7 +21,6 @@ export function EventDetail({ id }: { id: string }) {
   if (event.isPending) return <Loading what="the event" />;
   if (event.isError) return <Failure error={event.error} />;
   const e = event.data;
-  const properties = Object.entries(e.properties).sort(([a], [b]) => a.localeCompare(b));
   return (
     <section aria-labelledby="page-title">
       <p>
@@ -31,7 +30,7 @@ export function EventDetail({ id }: { id: string }) {
       <dl class="facts">
         <dt>Time</dt>
         <dd>
-          <time dateTime={e.timestamp}>{new Date(e.timestamp).toLocaleString()}</time>
+          <LocalTime iso={e.timestamp} />
         </dd>
         <dt>Person</dt>
         <dd>
@@ -43,28 +42,7 @@ export function EventDetail({ id }: { id: string }) {
         </dd>
       </dl>
       <h2>Properties</h2>
-      {properties.length === 0 ? (
-        <p class="state empty">This event has no properties.</p>
-      ) : (
-        <table class="properties">
-          <thead>
-            <tr>
-              <th scope="col">Property</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
-          <tbody>
-            {properties.map(([key, value]) => (
-              <tr key={key}>
-                <th scope="row">{key}</th>
-                <td>
-                  <code>{show(value)}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <PropertiesTable properties={e.properties} empty="This event has no properties." />
     </section>
   );
 }

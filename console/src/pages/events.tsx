@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api, type Schemas, unwrap } from '../api/client.ts';
 import { useProjectId } from '../auth.ts';
+import { LocalTime } from '../localTime.tsx';
 import { Empty, Failure, Loading } from '../states.tsx';
 import { type EventFilters, filtersOf, listQueryOf, searchOf } from './eventFilters.ts';
 
@@ -81,7 +82,7 @@ function EventRows({ events }: { events: Schemas['Event'][] }) {
         {events.map((e) => (
           <tr key={e.id}>
             <td>
-              <time dateTime={e.timestamp}>{new Date(e.timestamp).toLocaleString()}</time>
+              <LocalTime iso={e.timestamp} />
             </td>
             <td>
               <Link href={`/events/${e.id}`}>{e.event}</Link>

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter-preact';
 import { api, type Schemas, unwrap } from '../../api/client.ts';
 import { useProjectId } from '../../auth.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 import { useCanWriteCohorts } from './cohortApi.ts';
 
@@ -59,7 +60,7 @@ export function CohortsList() {
                   <td>{kindOf(c)}</td>
                   <td>{membersOf(c)}</td>
                   <td>
-                    <time dateTime={c.created_at}>{new Date(c.created_at).toLocaleString()}</time>
+                    <LocalTime iso={c.created_at} />
                   </td>
                 </tr>
               ))}

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useLocation, useSearch } from 'wouter-preact';
 import { api, type Schemas, unwrap } from '../../api/client.ts';
 import { allows, useCurrentKey, useProjectId, useSessionKey } from '../../auth.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 import { Rebuilds } from './rebuilds.tsx';
 import './operations.css';
@@ -64,7 +65,7 @@ function Parked({ parked }: { parked: Schemas['ProjectionsStatus']['parked'] }) 
             <td>{p.error}</td>
             <td>{p.attempts}</td>
             <td>
-              <time dateTime={p.parked_at}>{new Date(p.parked_at).toLocaleString()}</time>
+              <LocalTime iso={p.parked_at} />
             </td>
           </tr>
         ))}
@@ -119,14 +120,12 @@ function IngestionWarnings() {
         warnings.data.map((g) => (
           <details key={g.type}>
             <summary>
-              <code>{g.type}</code>: {g.count} (last{' '}
-              <time dateTime={g.lastSeen}>{new Date(g.lastSeen).toLocaleString()}</time>)
+              <code>{g.type}</code>: {g.count} (last <LocalTime iso={g.lastSeen} />)
             </summary>
             <ul>
               {g.warnings.map((w) => (
                 <li key={`${w.timestamp}-${JSON.stringify(w.details)}`}>
-                  <time dateTime={w.timestamp}>{new Date(w.timestamp).toLocaleString()}</time>{' '}
-                  <code>{JSON.stringify(w.details)}</code>
+                  <LocalTime iso={w.timestamp} /> <code>{JSON.stringify(w.details)}</code>
                 </li>
               ))}
             </ul>

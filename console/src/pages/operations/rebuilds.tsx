@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Schemas, unwrap } from '../../api/client.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 
 type Rebuild = Schemas['Rebuild'];
@@ -102,15 +103,9 @@ export function Rebuilds() {
                   )}
                 </td>
                 <td>
-                  <time dateTime={r.requested_at}>{new Date(r.requested_at).toLocaleString()}</time>
+                  <LocalTime iso={r.requested_at} />
                 </td>
-                <td>
-                  {r.finished_at ? (
-                    <time dateTime={r.finished_at}>{new Date(r.finished_at).toLocaleString()}</time>
-                  ) : (
-                    '—'
-                  )}
-                </td>
+                <td>{r.finished_at ? <LocalTime iso={r.finished_at} /> : '—'}</td>
               </tr>
             ))}
           </tbody>

@@ -1,5 +1,6 @@
 import { Link, useSearch } from 'wouter-preact';
 import { allows, useCurrentKey, useProjectId, useSessionKey } from '../../auth.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Failure, Loading } from '../../states.tsx';
 import { useLivePerson, usePersonEvents } from './personData.ts';
 import { AuditTrail, Cohorts, DistinctIds, PersonEvents } from './personSections.tsx';
@@ -44,7 +45,7 @@ export function PersonPage({ personRef }: { personRef: string }) {
         </dd>
         <dt>Created</dt>
         <dd>
-          <time dateTime={p.created_at}>{new Date(p.created_at).toLocaleString()}</time>
+          <LocalTime iso={p.created_at} />
         </dd>
         <dt>Identified</dt>
         <dd>{p.is_identified ? 'yes' : 'no'}</dd>

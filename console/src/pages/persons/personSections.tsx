@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter-preact';
 import { api, unwrap } from '../../api/client.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 import { EVENTS_SHOWN, type Event, type Person } from './personData.ts';
 import { shown } from './propertyChanges.ts';
@@ -8,8 +9,6 @@ import { shown } from './propertyChanges.ts';
 /** The audit trail's page: the API's page size maximum is 1000; a person's own changes are usually few. */
 const AUDIT_SHOWN = 100;
 const EVENTS_LISTED = 50;
-
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
 
 export function DistinctIds({ person }: { person: Person }) {
   return (
@@ -87,7 +86,9 @@ export function PersonEvents({
             <tbody>
               {events.data.slice(0, EVENTS_LISTED).map((e) => (
                 <tr key={e.id}>
-                  <td>{when(e.timestamp)}</td>
+                  <td>
+                    <LocalTime iso={e.timestamp} />
+                  </td>
                   <td>
                     <Link href={`/events/${e.id}`}>{e.event}</Link>
                   </td>
@@ -163,7 +164,9 @@ export function AuditTrail({ projectId, person }: { projectId: number; person: P
           <tbody>
             {activity.data.results.map((entry) => (
               <tr key={entry.id}>
-                <td>{when(entry.created_at)}</td>
+                <td>
+                  <LocalTime iso={entry.created_at} />
+                </td>
                 <td>{entry.user?.email ?? 'unknown'}</td>
                 <td>
                   {entry.activity.replace('_', ' ')}

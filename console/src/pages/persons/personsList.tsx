@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api, type Schemas, unwrap } from '../../api/client.ts';
 import { useProjectId } from '../../auth.ts';
+import { LocalTime } from '../../localTime.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 
 /** One page of the list: the API's default (100), well under its maximum (1000). */
@@ -91,7 +92,7 @@ export function PersonsPage() {
                     {p.distinct_ids.length > 3 ? ` and ${p.distinct_ids.length - 3} more` : ''}
                   </td>
                   <td>
-                    <time dateTime={p.created_at}>{new Date(p.created_at).toLocaleString()}</time>
+                    <LocalTime iso={p.created_at} />
                   </td>
                 </tr>
               ))}

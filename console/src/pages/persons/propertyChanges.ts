@@ -30,9 +30,8 @@ export function changesByKey(
   return byKey;
 }
 
-/** A property value as the page shows it: strings bare, the rest as JSON, absent as "not set". */
-export const shown = (value: unknown): string =>
-  value === undefined ? 'not set' : typeof value === 'string' ? value : JSON.stringify(value);
+/** A property value as the page shows it (as the properties tables show it). */
+export { propertyText as shown } from '../../propertiesTable.tsx';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

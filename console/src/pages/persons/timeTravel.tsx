@@ -1,45 +1,13 @@
 import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
+import { LocalTime } from '../../localTime.tsx';
+import { PropertiesTable } from '../../propertiesTable.tsx';
 import { Empty, Failure, Loading } from '../../states.tsx';
 import { type Event, type Person, usePersonAsOf, usePropertiesTimeline } from './personData.ts';
 import { changesByKey, isoOfLocal, localOfIso, shown } from './propertyChanges.ts';
 
 /** Changes listed per property, newest first; older ones are counted, not listed. */
 const CHANGES_SHOWN = 20;
-
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
-
-function PropertiesTable({
-  properties,
-  caption,
-}: {
-  properties: Person['properties'];
-  caption: string;
-}) {
-  const rows = Object.entries(properties).sort(([a], [b]) => a.localeCompare(b));
-  if (rows.length === 0) return <Empty>{caption}: no properties.</Empty>;
-  return (
-    <table class="properties">
-      <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Property</th>
-          <th scope="col">Value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map(([key, value]) => (
-          <tr key={key}>
-            <th scope="row">{key}</th>
-            <td>
-              <code>{shown(value)}</code>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
 
 /** The time control: a moment in the URL (`?as_of=`), so it is bookmarkable and the back button steps through it. */
 function TimeControl({ path, asOf }: { path: string; asOf: string | null }) {
@@ -87,12 +55,24 @@ function PropertiesAsOf({
 }) {
   const past = usePersonAsOf(projectId, person.uuid, asOf);
   if (asOf === null)
-    return <PropertiesTable properties={person.properties} caption="Properties now" />;
+    return (
+      <PropertiesTable
+        properties={person.properties}
+        caption="Properties now"
+        empty="Properties now: no properties."
+      />
+    );
   const caption = `Properties as of ${new Date(asOf).toLocaleString()}`;
   if (past.isPending) return <Loading what="the person as it was then" />;
   if (past.isError) return <Failure error={past.error} />;
   if (past.data === null) return <Empty>{caption}: this person did not exist yet.</Empty>;
-  return <PropertiesTable properties={past.data.properties} caption={caption} />;
+  return (
+    <PropertiesTable
+      properties={past.data.properties}
+      caption={caption}
+      empty={`${caption}: no properties.`}
+    />
+  );
 }
 
 /** Each property's changes: the value before and after, the event that set it, when; a link to that moment. */
@@ -156,7 +136,7 @@ function PropertyTimeline(props: {
                     href={`${props.path}?as_of=${encodeURIComponent(c.timestamp)}`}
                     aria-label={`As of ${new Date(c.timestamp).toLocaleString()} (${c.key} became ${shown(c.after)})`}
                   >
-                    {when(c.timestamp)}
+                    <LocalTime iso={c.timestamp} />
                   </Link>
                 </td>
               </tr>
