@@ -40,6 +40,15 @@ const SHOTS: Shot[] = [
     path: '/insights/retention?cell=10:0',
     ready: 'main .actors li',
   },
+  { file: 'persons.png', path: '/persons', ready: 'main table' },
+  {
+    file: 'person.png',
+    path: async (page) =>
+      (await page.locator('main table a[href^="/persons/"]').first().getAttribute('href'))!,
+    ready: 'main h1',
+  },
+  { file: 'cohorts.png', path: '/cohorts', ready: 'main table' },
+  { file: 'operations.png', path: '/operations', ready: 'main table' },
   { file: 'flags.png', path: '/feature_flags', ready: 'main table' },
   {
     file: 'flag.png',
@@ -83,6 +92,7 @@ try {
         $current_url: `https://shop.example/${event.replace('$', '')}`,
         $browser: 'Chrome',
         plan: j ? 'free' : 'pro',
+        $set: { email: distinct_id, plan: j ? 'free' : 'pro' },
       },
     })),
   );
@@ -119,6 +129,26 @@ try {
     headers,
     body: JSON.stringify({ filters: condition(50) }),
   });
+  // A dynamic cohort, for the cohorts page.
+  const cohort = await fetch(`${url}/api/projects/@current/cohorts/`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'Pro customers',
+      filters: {
+        properties: {
+          type: 'OR',
+          values: [
+            {
+              type: 'AND',
+              values: [{ key: 'plan', type: 'person', operator: 'exact', value: ['pro'] }],
+            },
+          ],
+        },
+      },
+    }),
+  });
+  if (!cohort.ok) throw new Error(`creating a cohort answered ${cohort.status}`);
   fs.mkdirSync(OUT, { recursive: true });
   const page = await (
     await browser.newContext({ viewport: { width: 1280, height: 800 } })
