@@ -6,17 +6,22 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pgProjections } from '../../projections/registry.ts';
 import { REBUILD_TARGETS } from '../../src/cli/usage.ts';
+import { createTestDatabase } from '../support/testDatabase.ts';
 
 // Issue #12: `--help`, `help` and unknown commands or options are answered without opening a
 // database (the data directory stays empty); usage errors exit 2 with the usage, help exits 0.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function cli(...args: string[]) {
+  return cliWith({}, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hogstream-cli-help-'));
   try {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir },
+      env: { ...process.env, DATA_DIR: dataDir, ...env },
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -111,8 +116,12 @@ describe('CLI help and usage errors', () => {
 });
 
 describe('CLI domain checks', () => {
-  it('refuses made-up scopes (exit 2 with the usage) and names a missing project (exit 1, no usage)', () => {
-    const scopes = cli(
+  it('refuses made-up scopes (exit 2 with the usage) and names a missing project (exit 1, no usage)', async () => {
+    // The shared test Postgres, not an embedded one per call: these are checks of the commands,
+    // and starting a Postgres in a fresh data directory took most of this test's 12 s.
+    const db = { DATABASE_URL: await createTestDatabase() };
+    const scopes = cliWith(
+      db,
       'personal-key',
       'create',
       '--project',
@@ -122,7 +131,8 @@ describe('CLI domain checks', () => {
     );
     expect(scopes.code, scopes.out).toBe(2);
     expect(scopes.out).toMatch(/invalid scope "rocket:launch"/);
-    const missing = cli(
+    const missing = cliWith(
+      db,
       'personal-key',
       'create',
       '--project',
