@@ -97,6 +97,12 @@ const ConfigSchema = z.object({
     .int()
     .min(1024)
     .default(32 * 1024 * 1024),
+  /** synchronous /query runs the server takes at once (each may hold 2 GB and ClickHouse's cores for 30 s) */
+  QUERY_MAX_RUNNING: z.coerce.number().int().min(1).max(1000).default(4),
+  /** synchronous /query runs that wait for a slot; one more: 503 at once */
+  QUERY_MAX_WAITING: z.coerce.number().int().min(0).max(10_000).default(50),
+  /** a waiting synchronous /query run gets 503 (Retry-After) after this */
+  QUERY_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** asynchronous /query queries one project may run at once; one more: 429 */
   QUERY_ASYNC_MAX_RUNNING: z.coerce.number().int().min(1).max(100).default(3),
   /** minutes an asynchronous /query result is kept after it finished */
@@ -165,6 +171,9 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
   EVENTS_PAGE_MAX_BYTES:
     'event bytes of an events-list page the server holds at once (a larger page is sent in parts)',
+  QUERY_MAX_RUNNING: 'synchronous /query runs at once, server-wide (more wait)',
+  QUERY_MAX_WAITING: 'synchronous /query runs waiting for a slot (one more: 503)',
+  QUERY_QUEUE_WAIT_MS: 'a waiting synchronous /query run gets 503 after this',
   QUERY_ASYNC_MAX_RUNNING: 'asynchronous /query queries a project may run at once (one more: 429)',
   QUERY_ASYNC_KEEP_MINUTES: 'minutes a finished asynchronous /query result is kept',
   QUERY_ASYNC_MAX_KEPT: 'finished asynchronous /query results kept per project (oldest dropped)',
@@ -226,6 +235,7 @@ export type Config = Readonly<{
   captureLimits: Readonly<{ maxEventBytes: number; maxEventProperties: number }>;
   captureQuota: Readonly<{ ratePerSecond: number; burst: number }>;
   eventsPageMaxBytes: number;
+  queryGateLimits: Readonly<{ maxRunning: number; maxWaiting: number; waitMs: number }>;
   asyncQueryLimits: Readonly<{ maxRunning: number; keepMinutes: number; maxKept: number }>;
   eventDeletionSchedule: string;
   cohortCalculationSchedule: string;
@@ -291,6 +301,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queuePerProject: c.FLAG_EVALUATION_QUEUE_PER_PROJECT,
     },
     eventsPageMaxBytes: c.EVENTS_PAGE_MAX_BYTES,
+    queryGateLimits: {
+      maxRunning: c.QUERY_MAX_RUNNING,
+      maxWaiting: c.QUERY_MAX_WAITING,
+      waitMs: c.QUERY_QUEUE_WAIT_MS,
+    },
     asyncQueryLimits: {
       maxRunning: c.QUERY_ASYNC_MAX_RUNNING,
       keepMinutes: c.QUERY_ASYNC_KEEP_MINUTES,

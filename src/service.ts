@@ -298,7 +298,7 @@ export async function createService(
             dashboardQueryRoutes(ctx, clickhouse),
             queryRoutes(
               { ctx, ch: clickhouse, hogql: { ch: clickhouse, pool: stores.pool } },
-              config.asyncQueryLimits,
+              { async: config.asyncQueryLimits, sync: config.queryGateLimits },
             ),
           ]
         : []),

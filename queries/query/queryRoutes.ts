@@ -12,6 +12,7 @@ import { projectOf } from '../../src/http/apiScope.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
 import { AsyncQueries, type AsyncQueryLimits } from './asyncQueries.ts';
+import { QueryGate, type QueryGateLimits } from './queryGate.ts';
 import type { QueryDeps } from './queryRun.ts';
 import {
   CacheMissResponse,
@@ -41,12 +42,17 @@ const describeFailure = (log: FastifyBaseLogger) => (error: unknown) => {
  * create, retrieve and destroy as read actions.
  */
 export const queryRoutes =
-  (deps: QueryDeps, limits: AsyncQueryLimits): FastifyPluginAsync =>
+  (
+    deps: QueryDeps,
+    limits: Readonly<{ async: AsyncQueryLimits; sync: QueryGateLimits }>,
+  ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
     const prefix = '/api/projects/:project_id/query';
     const read = { scope: 'query:read' };
-    const background = new AsyncQueries(limits, deps.ctx.now, describeFailure(app.log));
+    const background = new AsyncQueries(limits.async, deps.ctx.now, describeFailure(app.log));
+    // synchronous runs, server-wide (asynchronous ones are bounded per project by AsyncQueries)
+    const gate = new QueryGate(limits.sync);
     app.addHook('onClose', async () => background.close());
     // PostHog's parser loads and warms at start, not in the first query (seconds on busy cores)
     warmParser().catch((error: unknown) =>
@@ -71,6 +77,7 @@ export const queryRoutes =
             202: CacheMissResponse.describe('async: the query runs; poll GET …/query/:id/'),
             ...errorResponses,
             429: ApiErrorBody,
+            503: ApiErrorBody,
           },
         },
       },
@@ -94,10 +101,14 @@ export const queryRoutes =
         reply.raw.once('close', () => {
           if (!reply.raw.writableFinished) abort.abort(new Error('client closed the request'));
         });
-        return runQuery(
-          deps,
-          { projectId, now: deps.ctx.now(), queryId: chQueryId(), signal: abort.signal },
-          query,
+        return gate.run(
+          () =>
+            runQuery(
+              deps,
+              { projectId, now: deps.ctx.now(), queryId: chQueryId(), signal: abort.signal },
+              query,
+            ),
+          abort.signal,
         );
       },
     );

@@ -62,3 +62,16 @@ export class DomainFailure extends Error {
 export function fail(error: DomainError): never {
   throw new DomainFailure(error);
 }
+
+/**
+ * A part of the server is at capacity or restarting (the `/query` queue is full, the HogQL parser
+ * thread did not start): 503 with Retry-After in the API's error shape; the client retries, and
+ * nothing here is the client's fault or a bug. `statusCode` is what the HTTP error handler reads.
+ */
+export class ServiceUnavailable extends Error {
+  readonly statusCode = 503;
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'ServiceUnavailable';
+  }
+}

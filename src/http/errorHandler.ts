@@ -3,7 +3,7 @@ import {
   hasZodFastifySchemaValidationErrors,
   isResponseSerializationError,
 } from 'fastify-type-provider-zod';
-import { DomainFailure } from '../core/errors.ts';
+import { DomainFailure, ServiceUnavailable } from '../core/errors.ts';
 import { isDependencyUnavailable } from '../db/postgres.ts';
 import { clickHouseQueryError } from '../runtime/clickhouseErrors.ts';
 import { type ApiErrorBody, httpError } from './apiError.ts';
@@ -69,6 +69,16 @@ export function installErrorHandler(app: FastifyInstance): void {
         detail: error.message,
         attr: null,
       });
+    if (error instanceof ServiceUnavailable) {
+      // at capacity or restarting: retryable, its detail says which part
+      reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return send(503, {
+        type: 'server_error',
+        code: 'service_unavailable',
+        detail: error.message,
+        attr: null,
+      });
+    }
     if (status >= 400 && status < 500) {
       return send(status, {
         type: 'validation_error',
