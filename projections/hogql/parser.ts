@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
+import { ServiceUnavailable } from '../../src/core/errors.ts';
 import { startWorker } from '../../src/runtime/workerThread.ts';
 import { HogQLError } from './errors.ts';
 import { exactIntegersJson, exactNumbers } from './numbers.ts';
@@ -44,6 +45,21 @@ const parses = new LRUCache<string, string>({
 export const PARSE_TIMEOUT_MS = 10_000;
 /** Time a new parser thread has to load (tsx and the WebAssembly; seconds on busy cores). */
 const START_TIMEOUT_MS = 60_000;
+/**
+ * A parser thread that cannot start, or dies under a parse twice, is an outage, not the query's
+ * fault: 503 with Retry-After, and the next parse starts a new thread.
+ */
+const unavailable = () =>
+  new ServiceUnavailable('The HogQL parser is not running (it is being restarted); retry shortly.');
+
+/** Which thread runs the parser and how long it has to start: tests start one that cannot. */
+type ParserThreadSetup = Readonly<{ entry: URL; data: unknown; startTimeoutMs: number }>;
+const PARSER_THREAD: ParserThreadSetup = {
+  entry: new URL('./parserWorker.ts', import.meta.url),
+  data: null,
+  startTimeoutMs: START_TIMEOUT_MS,
+};
+let setup = PARSER_THREAD;
 
 type Pending = {
   request: ParseRequest;
@@ -62,23 +78,44 @@ const started = new WeakMap<Worker, Promise<void>>();
 const pending = new Map<number, Pending>();
 let nextId = 0;
 
+/**
+ * Replaces the parser thread's module (`entry`, given `data` as its workerData.data) and start
+ * limit, ending the current thread; with no argument, the real parser again. For tests of a
+ * parser that cannot start or dies.
+ */
+export function replaceParserThread(
+  replacement: Partial<ParserThreadSetup> & Pick<ParserThreadSetup, 'entry'> = PARSER_THREAD,
+): void {
+  setup = { ...PARSER_THREAD, ...replacement };
+  const current = worker;
+  worker = undefined;
+  void current?.terminate();
+}
+
 function parserThread(): Worker {
   if (worker) return worker;
-  const w = startWorker(new URL('./parserWorker.ts', import.meta.url), null);
+  const w = startWorker(setup.entry, setup.data);
   w.unref(); // an idle parser keeps no process alive
   started.set(
     w,
     new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error('the HogQL parser thread did not start')),
-        START_TIMEOUT_MS,
-      );
+      const timer = setTimeout(() => {
+        reject(unavailable());
+        // a thread that did not start in time is ended: the next parse starts another
+        if (worker === w) worker = undefined;
+        void w.terminate();
+      }, setup.startTimeoutMs);
       timer.unref();
       w.once('message', () => {
         clearTimeout(timer);
         resolve();
       });
-      w.once('error', reject);
+      const failed = () => {
+        clearTimeout(timer);
+        reject(unavailable());
+      };
+      w.once('error', failed);
+      w.once('exit', failed);
     }),
   );
   w.on('message', (reply: ParseReply) => {
@@ -91,14 +128,14 @@ function parserThread(): Worker {
     else p.resolve(reply.json ?? '');
   });
   // parses queued behind one that hung (or a thread that died) go to the next thread, once
-  const gone = (error: Error) => {
+  const gone = () => {
     if (worker === w) worker = undefined;
     for (const [id, p] of pending) {
       if (p.thread !== w) continue;
       if (p.retried) {
         pending.delete(id);
         clearTimeout(p.timer);
-        p.reject(error);
+        p.reject(unavailable());
       } else {
         p.retried = true;
         clearTimeout(p.timer);
@@ -108,7 +145,7 @@ function parserThread(): Worker {
     }
   };
   w.on('error', gone);
-  w.on('exit', () => gone(new Error('the HogQL parser thread stopped')));
+  w.on('exit', gone);
   worker = w;
   return w;
 }
