@@ -3,6 +3,7 @@ import { hogqlString, propertyFiltersHogQL } from '../../projections/hogql/prope
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import { fail, invalidInput } from '../../src/core/errors.ts';
 import {
+  Expressions,
   freshness,
   Limit,
   Offset,
@@ -20,7 +21,6 @@ import {
  * it found from Postgres.
  */
 
-const Expressions = z.array(z.string().min(1).max(10_000)).max(100);
 const ActorsQuery = z.looseObject({
   kind: z.enum(['ActorsQuery', 'PersonsNode']),
   select: Expressions.min(1).optional(),

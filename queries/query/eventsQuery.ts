@@ -10,6 +10,7 @@ import {
 } from '../../projections/hogql/propertyFiltersHogQL.ts';
 import { personsReader } from '../../projections/persons/personsReader.ts';
 import {
+  Expressions,
   freshness,
   Limit,
   Offset,
@@ -27,7 +28,6 @@ import {
  * events_query_runner fills them after the query.
  */
 
-const Expressions = z.array(z.string().min(1).max(10_000)).max(100);
 const EventsQuery = z.looseObject({
   kind: z.literal('EventsQuery'),
   select: Expressions.optional(),

@@ -19,6 +19,8 @@ export type QueryRun = Readonly<{
 
 export const Limit = z.number().int().min(1).max(MAX_QUERY_ROWS).optional();
 export const Offset = z.number().int().min(0).max(1_000_000_000).optional();
+/** HogQL texts a kind takes as a list (`select`, `where`, `orderBy`): at most 100 of 10,000 characters. */
+export const Expressions = z.array(z.string().min(1).max(10_000)).max(100);
 
 /** A kind's own fields, checked: a bad field is a 400 naming it, under `query`. */
 export function parseKind<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
