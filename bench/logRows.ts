@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { copyInto, copyLine } from '../src/eventStore/copyRows.ts';
+import { CopyRows, copyInto } from '../src/eventStore/copyRows.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embeddedPostgres.ts';
 import { capturedData } from './support/capturedEvents.ts';
 
@@ -67,19 +67,17 @@ for (let r = 0; r < ROUNDS; r++)
         metadata json NOT NULL, recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         UNIQUE (stream_name, revision)) ${v.inline ? 'WITH (toast_tuple_target = 8160)' : ''}`);
       await client.query(`CREATE INDEX ON ${table} (type, position)`);
-      const lines: string[] = [];
+      const lines = new CopyRows();
       for (const [i, d] of docs.entries())
-        lines.push(
-          copyLine([
-            String(i),
-            `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-            `capture-1:u${i % 10000}`,
-            String(Math.floor(i / 10000)),
-            'EventCaptured',
-            d,
-            '{"projectId":1,"occurredAt":"2026-11-27T20:00:00.010Z"}',
-          ]),
-        );
+        lines.row([
+          String(i),
+          `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          `capture-1:u${i % 10000}`,
+          String(Math.floor(i / 10000)),
+          'EventCaptured',
+          d,
+          '{"projectId":1,"occurredAt":"2026-11-27T20:00:00.010Z"}',
+        ]);
       const before = cpuOf(pid);
       await client.query('BEGIN');
       await copyInto(

@@ -152,7 +152,9 @@ export const withGroupIndexes = (
         if (index !== undefined && key !== undefined && key !== null)
           extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
       }
-      return { ...e, data: { ...d, properties: assignInto(copyOf(d.properties), extra) } };
+      // the log's text (`dataText`) no longer matches these properties: left behind
+      const { dataText: _logText, ...recorded } = e;
+      return { ...recorded, data: { ...d, properties: assignInto(copyOf(d.properties), extra) } };
     });
     return projection.insert(ch, withIndexes, dedupToken);
   },

@@ -11,7 +11,7 @@ import { escapesUnstorable, parseStorableJson } from '../core/storable.ts';
 import { withClientTransaction } from '../db/postgres.ts';
 import { type AppendNotifier, createAppendNotifier } from './appendNotifier.ts';
 import { beginAppend, commitAppend } from './appendStatements.ts';
-import { copyInto, copyLine } from './copyRows.ts';
+import { CopyRows, copyInto } from './copyRows.ts';
 import {
   type AllFilter,
   type AppendResult,
@@ -170,15 +170,13 @@ export function createPostgresEventStore(
         // the row's own time is Postgres' clock at the insert; subscribers of this process get
         // this one (it only ages their lag figures)
         const recordedAt = new Date();
-        const lines: string[] = [];
+        const lines = new CopyRows(rows.length * 4096);
         for (const [k, row] of rows.entries()) {
           const position = first + BigInt(k);
           known.get(row.id)!.position = position;
           const data = JSON.stringify(row.d);
           const metadata = JSON.stringify(row.m);
-          lines.push(
-            copyLine([position.toString(), row.id, row.s, row.r.toString(), row.t, data, metadata]),
-          );
+          lines.row([position.toString(), row.id, row.s, row.r.toString(), row.t, data, metadata]);
           recorded.push({
             id: row.id,
             streamName: row.s,
@@ -186,7 +184,9 @@ export function createPostgresEventStore(
             position,
             type: row.t,
             // as a read of the log would return them (src/core/storable.ts)
-            data: escapesUnstorable(data) ? (parseStorableJson(data) as object) : row.d,
+            ...(escapesUnstorable(data)
+              ? { data: parseStorableJson(data) as object }
+              : { data: row.d, dataText: data }),
             metadata: escapesUnstorable(metadata)
               ? (parseStorableJson(metadata) as EventMetadata)
               : (row.m as EventMetadata),
