@@ -46,7 +46,6 @@ export function enrichCapturedEvent(
 ): EventCapturedData {
   let properties = data.properties;
   const geo = shouldSkipGeoip(properties) ? null : geoFor(String(properties.$ip));
-  // with GeoIP, `properties` and its two sets below are this function's own copies
   if (geo) {
     const withGeo = assignInto(copyOf(properties), geo.properties);
     // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
@@ -56,7 +55,7 @@ export function enrichCapturedEvent(
     properties = withGeo;
   }
   if (data.event !== '$snapshot' && data.event !== '$groupidentify')
-    properties = addAutomaticPersonProperties(properties, geo !== null);
+    properties = addAutomaticPersonProperties(properties);
   const { elementsChain, properties: withoutElements } = takeElementsChain(properties);
   const { elements: _elements, ...rest } = data;
   return { ...rest, properties: withoutElements, elementsChain };

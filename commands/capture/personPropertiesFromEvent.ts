@@ -13,7 +13,7 @@ import { copyOf } from '../../src/core/objects.ts';
  * - an event with `$is_server: true` (server SDKs stamp their host's OS) lifts none of `$os`,
  *   `$os_version`, `$os_name`; campaign parameters and the rest still flow.
  * A malformed `$set` / `$set_once` (not an object) is replaced by `{}` once a key is copied. When no key
- * is present the properties come back unchanged. The input is never mutated (unless `owned`).
+ * is present the properties come back unchanged. The input is never mutated.
  *
  * Not here (caller's job): skipping `$snapshot` / `$performance_event`, personless events, and
  * `survey shown` → `$survey_last_seen_date`.
@@ -95,23 +95,17 @@ const has = (object: object, key: string) => Object.hasOwn(object, key);
 
 export function addAutomaticPersonProperties(
   properties: Record<string, unknown>,
-  /**
-   * `properties`, its `$set` and its `$set_once` are the caller's own fresh copies (capture's
-   * GeoIP step made them): written into instead of copied again (≈ 7 KB less garbage an event).
-   */
-  owned = false,
 ): Record<string, unknown> {
   const isServer = properties.$is_server === true;
   const present = WITH_INITIAL_KEYS.filter(
     ([key]) => has(properties, key) && !(isServer && SERVER_HOST_OS_KEYS.has(key)),
   );
-  if (present.length === 0) return owned ? properties : copyOf(properties);
+  if (present.length === 0) return copyOf(properties);
 
-  const copy = owned ? <T>(o: T) => o : copyOf;
-  const result: Record<string, unknown> = copy(properties);
-  const set: Record<string, unknown> = isObject(properties.$set) ? copy(properties.$set) : {};
+  const result: Record<string, unknown> = copyOf(properties);
+  const set: Record<string, unknown> = isObject(properties.$set) ? copyOf(properties.$set) : {};
   const setOnce: Record<string, unknown> = isObject(properties.$set_once)
-    ? copy(properties.$set_once)
+    ? copyOf(properties.$set_once)
     : {};
 
   for (const [key, initial] of present) {

@@ -152,9 +152,7 @@ export const withGroupIndexes = (
         if (index !== undefined && key !== undefined && key !== null)
           extra[`$group_${index}`] = typeof key === 'string' ? key : JSON.stringify(key);
       }
-      // the log's text (`dataText`) no longer matches these properties: left behind
-      const { dataText: _logText, ...recorded } = e;
-      return { ...recorded, data: { ...d, properties: assignInto(copyOf(d.properties), extra) } };
+      return { ...e, data: { ...d, properties: assignInto(copyOf(d.properties), extra) } };
     });
     return projection.insert(ch, withIndexes, dedupToken);
   },

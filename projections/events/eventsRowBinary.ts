@@ -46,38 +46,6 @@ export const personUuids = () => {
   };
 };
 
-/**
- * Whether `d` serialises as `{…scalars,"properties":{…},"timestamp":"…",…scalars}`: then the first
- * `,"properties":{` and the last `},"timestamp":"` of its text are its own (inside a JSON string
- * a quote is escaped), the layout `projections/shared/capturedDataSql.ts` cuts in SQL too.
- */
-function propertiesThenTimestamp(d: object): boolean {
-  let after = 0; // 0: before properties, 1: right after it, 2: after timestamp
-  for (const key in d) {
-    const value = (d as Record<string, unknown>)[key];
-    if (after === 1) {
-      if (key !== 'timestamp' || typeof value !== 'string') return false;
-      after = 2;
-    } else if (key === 'properties' && after === 0) after = 1;
-    else if (typeof value === 'object' && value !== null) return false;
-  }
-  return after === 2;
-}
-
-/**
- * `JSON.stringify(d.properties)`, cut out of the log's text of the event when this process
- * appended it (≈ 4 KB an event serialised once, not twice; issue #27).
- */
-export function propertiesJson(e: RecordedEvent<EventCaptured>): string {
-  const text = e.dataText;
-  if (text !== undefined && propertiesThenTimestamp(e.data)) {
-    const start = text.indexOf(',"properties":{');
-    const end = text.lastIndexOf('},"timestamp":"');
-    if (start > 0 && end > start) return text.slice(start + 14, end + 1);
-  }
-  return JSON.stringify(e.data.properties);
-}
-
 /** An event's row as text values in `EVENT_COLUMNS` order (ClickHouse parses the times and uuids). */
 export const eventRow = (
   e: RecordedEvent<EventCaptured>,
@@ -88,7 +56,7 @@ export const eventRow = (
   return [
     d.uuid,
     d.event,
-    propertiesJson(e),
+    JSON.stringify(d.properties),
     d.timestamp,
     d.projectId,
     d.projectId,
@@ -122,7 +90,7 @@ export function encodeEventsRowBinary(
     const d = e.data;
     w.uuid(d.uuid);
     w.string(d.event);
-    w.string(propertiesJson(e));
+    w.string(JSON.stringify(d.properties));
     w.dateTime64(d.timestamp);
     w.int64(d.projectId);
     w.int64(d.projectId);

@@ -36,10 +36,4 @@ export type RecordedEvent<E extends Event = Event> = E &
     position: bigint;
     metadata: EventMetadata;
     recordedAt: Date;
-    /**
-     * `JSON.stringify(data)` as this process wrote it into the log, on events handed over in
-     * memory by the append (absent on events read back): a projection that needs a part of the
-     * data as JSON text cuts it out instead of serialising it again.
-     */
-    dataText?: string;
   }>;

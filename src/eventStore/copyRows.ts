@@ -1,6 +1,7 @@
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { spareBuffers } from '../core/spareBuffers.ts';
 
 /**
  * COPY's text format: a row a line, tab-separated; a backslash, tab, newline or carriage return
@@ -15,11 +16,14 @@ const ESCAPES: Readonly<Record<string, string>> = {
   '\r': '\\r',
 };
 
+const buffers = spareBuffers(4, 64 * 1024 * 1024);
+
 /**
  * Rows of COPY text encoded straight into one growing buffer: no escaped copy of a value, no line
  * string, no string of the whole batch. An event's JSON is ≈ 4 KB, and its escaped copy, its line
  * and their UTF-8 measure were ≈ 10 KB of garbage an event on the capture path (docs/PERFORMANCE.md
- * "Issue #27, fourth part"); a string over 128 KB would also go to V8's large-object space.
+ * "Issue #27, fourth part"); a string over 128 KB would also go to V8's large-object space. The
+ * buffer is a kept one (`release` hands it back once the COPY is over).
  */
 export class CopyRows {
   private buffer: Buffer;
@@ -27,7 +31,7 @@ export class CopyRows {
   rows = 0;
 
   constructor(sizeHint = 64 * 1024) {
-    this.buffer = Buffer.allocUnsafe(Math.max(sizeHint, 1024));
+    this.buffer = buffers.take(Math.max(sizeHint, 1024));
   }
 
   /** One row: the values tab-separated, each escaped as COPY's text format wants. */
@@ -44,6 +48,13 @@ export class CopyRows {
   /** The rows written so far (a view of the buffer, not a copy). */
   bytes(): Buffer {
     return this.buffer.subarray(0, this.at);
+  }
+
+  /** Hands the buffer back for the next rows: nothing may read `bytes()` afterwards. */
+  release(): void {
+    buffers.keep(this.buffer);
+    this.buffer = Buffer.alloc(0);
+    this.at = 0;
   }
 
   private value(text: string): void {
@@ -70,8 +81,9 @@ export class CopyRows {
 
   private reserve(n: number): void {
     if (this.at + n <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + n));
+    const grown = buffers.take(Math.max(this.buffer.length * 2, this.at + n));
     this.buffer.copy(grown, 0, 0, this.at);
+    buffers.keep(this.buffer);
     this.buffer = grown;
   }
 }
@@ -89,5 +101,10 @@ export async function copyInto(
 ): Promise<void> {
   const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
   stream.end(rows.bytes());
-  await finished(stream);
+  try {
+    await finished(stream);
+  } finally {
+    // the COPY is over (done or failed): the connection no longer reads the bytes
+    rows.release();
+  }
 }

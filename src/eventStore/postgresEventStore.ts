@@ -184,9 +184,7 @@ export function createPostgresEventStore(
             position,
             type: row.t,
             // as a read of the log would return them (src/core/storable.ts)
-            ...(escapesUnstorable(data)
-              ? { data: parseStorableJson(data) as object }
-              : { data: row.d, dataText: data }),
+            data: escapesUnstorable(data) ? (parseStorableJson(data) as object) : row.d,
             metadata: escapesUnstorable(metadata)
               ? (parseStorableJson(metadata) as EventMetadata)
               : (row.m as EventMetadata),

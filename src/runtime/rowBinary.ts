@@ -1,3 +1,5 @@
+import { spareBuffers } from '../core/spareBuffers.ts';
+
 /**
  * RowBinary for ClickHouse inserts (issue #27): values in the columns' binary layout, which
  * ClickHouse copies instead of parsing. Only values whose stored form is certain are written;
@@ -13,21 +15,7 @@ for (let i = 0; i < 16; i++)
 /** where each byte of a UUID's text goes in RowBinary: two little-endian UInt64 halves */
 const UUID_TEXT_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
 
-/**
- * Buffers kept for the next body: memory written for the first time costs its page faults, which
- * here were most of the encoding (a 1.2 KB row: ≈ 6–7 µs into fresh memory, 0.3 µs into a used
- * buffer; docs/PERFORMANCE.md "ClickHouse insert formats").
- */
-const spare: Buffer[] = [];
-const SPARE_BUFFERS = 4;
-const SPARE_BYTES = 64 * 1024 * 1024;
-const take = (size: number) => {
-  const i = spare.findIndex((b) => b.length >= size);
-  return i >= 0 ? spare.splice(i, 1)[0]! : Buffer.allocUnsafe(size);
-};
-const keep = (buf: Buffer) => {
-  if (buf.length <= SPARE_BYTES && spare.length < SPARE_BUFFERS) spare.push(buf);
-};
+const { take, keep } = spareBuffers(4, 64 * 1024 * 1024);
 
 /** A body and the way to hand its memory back once the insert is over (it is then reused). */
 export type RowBinaryBody = Readonly<{ bytes: Buffer; release(): void }>;

@@ -112,9 +112,6 @@ export function takeElementsChain(properties: Record<string, unknown>): {
   elementsChain: string;
   properties: Record<string, unknown>;
 } {
-  // most events have neither key: no copy of their properties then
-  if (!Object.hasOwn(properties, '$elements_chain') && !Object.hasOwn(properties, '$elements'))
-    return { elementsChain: '', properties };
   const { $elements_chain: chain, $elements: elements, ...rest } = properties;
   const elementsChain =
     typeof chain === 'string' && chain !== '' ? chain : elementsToChain(elements);

@@ -206,20 +206,3 @@ describe('addAutomaticPersonProperties', () => {
     expect(addAutomaticPersonProperties(properties)).toEqual({ $lib: 'web', email: 'a@b.c' });
   });
 });
-
-describe('addAutomaticPersonProperties on the caller’s own copies (owned)', () => {
-  it('gives what the copying form gives, key order included', () => {
-    const inputs: Record<string, unknown>[] = [
-      { $browser: 'Chrome', $os_name: 'iOS', utm_source: null, $set: { a: 1 }, $set_once: {} },
-      { $os: 'Mac', $is_server: true, gclid: 'g', $set: { $browser: 'x' }, $set_once: { b: 2 } },
-      { nothing: 'here', $set: {}, $set_once: {} },
-    ];
-    for (const input of inputs) {
-      const copied = addAutomaticPersonProperties(structuredClone(input));
-      const owned = structuredClone(input);
-      expect(JSON.stringify(addAutomaticPersonProperties(owned, true))).toBe(
-        JSON.stringify(copied),
-      );
-    }
-  });
-});
