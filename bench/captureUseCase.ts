@@ -3,12 +3,14 @@
  * decode → parse → normalise → enrich → the log's JSON text, for posthog-js-like /batch bodies.
  *   npx tsx bench/captureUseCase.ts [--requests N --rounds N]
  * The append is replaced by what the Postgres adapter does to each event before its COPY (its JSON
- * text), so the number is capture's share of "receive and parse" + "normalise and enrich".
+ * text, its COPY row), so the number is capture's share of "receive and parse" + "normalise and
+ * enrich" and the append's encoding.
  */
 import { parseArgs } from 'node:util';
 import { captureEvents } from '../commands/capture/captureEvents.ts';
 import { createProjectQuota } from '../commands/capture/projectQuota.ts';
 import { openGeoIp } from '../ingress/geoip.ts';
+import { CopyRows } from '../src/eventStore/copyRows.ts';
 import type { GroupCommitter } from '../src/eventStore/groupCommit.ts';
 import { DISTINCT_USERS, GEO, jsEvent, TOKEN } from './support/captureBodies.ts';
 
@@ -36,11 +38,18 @@ const bodies = Array.from({ length: 20 }, (_, r) =>
   ),
 );
 let sink = 0;
+// what the Postgres adapter does with a batch before its COPY: each event's JSON, a row of COPY text
 const committer: GroupCommitter = {
   append: async (batch) => {
+    const rows = new CopyRows(batch.reduce((n, s) => n + s.events.length, 0) * 4096);
     for (const s of batch)
-      for (const e of s.events)
-        sink += JSON.stringify(e.data).length + JSON.stringify(e.metadata).length;
+      for (const e of s.events) {
+        const data = JSON.stringify(e.data);
+        const metadata = JSON.stringify(e.metadata);
+        rows.row(['1', e.id ?? '', s.streamName, '0', e.type, data, metadata]);
+      }
+    sink += rows.bytes().length;
+    rows.release();
     return [];
   },
   drain: async () => undefined,
