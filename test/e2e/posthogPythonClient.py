@@ -9,6 +9,7 @@ every error the SDK reported (its on_error callback and its logger), so the test
 import json
 import logging
 import sys
+import time
 import warnings
 
 import posthog
@@ -91,6 +92,13 @@ local = client(secret_key=cfg["personal_key"], poll_interval=300)
 local.load_feature_flags()
 who = f"{run}-v0-user"
 person = {"email": f"{who}@example.com"}
+# /flags reads the persons read model, which catches up after capture has acknowledged the
+# identify: wait (bounded) until it knows the person's email before comparing remote with local.
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline and remote.get_feature_flag(
+    "py-person", who, send_feature_flag_events=False
+) is not True:
+    time.sleep(0.2)
 out["remote"] = {
     "feature_enabled": remote.feature_enabled("py-on", who),
     "get_feature_flag": remote.get_feature_flag("py-variant", who),
