@@ -5,10 +5,9 @@ import {
   shouldSkipGeoip,
 } from '../../ingress/geoip.ts';
 import { assignInto, copyOf } from '../../src/core/objects.ts';
-import { takeElementsChain } from './model/elementsChain.ts';
+import { elementsChainOf } from './model/elementsChain.ts';
 import type { EventCapturedData } from './model/eventCaptured.ts';
 import type { NormalizedEventData } from './normalizeCapturedEvent.ts';
-import { addAutomaticPersonProperties } from './personPropertiesFromEvent.ts';
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -32,31 +31,70 @@ export function geoipPerRequest(geoip: GeoIp): (ip: string) => GeoIpProperties |
   };
 }
 
-const asRecord = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
+const UNSTORED = new Set(['$set', '$set_once', '$elements', '$elements_chain']);
 
 /**
- * GeoIP, automatic person properties and the elements chain: computed once, stored in the log.
- * Built by copies, not written into the decoded object: V8 grows an object's property store a few
- * slots at a time, so adding forty keys one by one to an event cost more (in garbage collection)
- * than the three copies (bench/captureUseCase.ts: 126–146 µs an event against 100–115).
+ * A client's set as the log keeps it: JSON text of an object (anything else counts as `{}`),
+ * without the key `without` (`$os_name`'s, which PostHog drops), with `extra` where it is missing.
+ */
+function setText(
+  value: unknown,
+  without: string | undefined,
+  extra?: readonly [string, unknown],
+): string | null {
+  if (value === undefined && extra === undefined) return null;
+  if (!isRecord(value)) return extra ? JSON.stringify({ [extra[0]]: extra[1] }) : '{}';
+  const strip = without !== undefined && Object.hasOwn(value, without);
+  const add = extra !== undefined && !Object.hasOwn(value, extra[0]);
+  if (!strip && !add) return JSON.stringify(value);
+  const copy = copyOf(value);
+  if (strip) delete copy[without];
+  if (add) copy[extra[0]] = extra[1];
+  return JSON.stringify(copy);
+}
+
+/**
+ * The record the log keeps of an event (issue #27, the compact log): what the client sent and what
+ * capture alone can know — GeoIP's answer (`$geoip_*` and `geoip`), the elements chain — and no
+ * copy a reader can derive: the person properties PostHog's ingestion adds to `$set` / `$set_once`
+ * are computed where they are read (model/personPropertiesFromEvent.ts). `$os_name` is PostHog's
+ * alias of `$os`: it fills a missing `$os` here, and leaves the client's sets.
+ * Built key by key into a new object: V8 grows an object's property store a few slots at a time,
+ * so adding keys one by one to the decoded event cost more (in garbage collection) than a copy.
  */
 export function enrichCapturedEvent(
   data: NormalizedEventData,
   geoFor: (ip: string) => GeoIpProperties | null,
 ): EventCapturedData {
-  let properties = data.properties;
-  const geo = shouldSkipGeoip(properties) ? null : geoFor(String(properties.$ip));
-  if (geo) {
-    const withGeo = assignInto(copyOf(properties), geo.properties);
-    // PostHog's GeoIP step runs after the client's $set, so its values win there; the client's
-    // own $set_once still comes first.
-    withGeo.$set = assignInto(copyOf(asRecord(properties.$set)), geo.set);
-    withGeo.$set_once = assignInto(copyOf(geo.setOnce), asRecord(properties.$set_once));
-    properties = withGeo;
+  const source = data.properties;
+  const geo = shouldSkipGeoip(source) ? null : geoFor(String(source.$ip));
+  const properties: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    if (UNSTORED.has(key)) continue;
+    if (key === '__proto__') assignInto(properties, { [key]: source[key] });
+    else properties[key] = source[key];
   }
-  if (data.event !== '$snapshot' && data.event !== '$groupidentify')
-    properties = addAutomaticPersonProperties(properties);
-  const { elementsChain, properties: withoutElements } = takeElementsChain(properties);
-  const { elements: _elements, ...rest } = data;
-  return { ...rest, properties: withoutElements, elementsChain };
+  if (geo) assignInto(properties, geo.properties);
+  // `$os_name` stands in for a missing `$os`; for a null one, only in `$initial_os`
+  const osName = source.$os_name;
+  const osAlias = Object.hasOwn(source, '$os_name') && source.$is_server !== true;
+  if (osAlias && !Object.hasOwn(properties, '$os')) properties.$os = osName;
+  const initialOs: [string, unknown] | undefined =
+    osAlias && properties.$os === null && osName !== null ? ['$initial_os', osName] : undefined;
+  return {
+    uuid: data.uuid,
+    projectId: data.projectId,
+    event: data.event,
+    distinctId: data.distinctId,
+    v: 2,
+    geoip: geo !== null,
+    properties,
+    timestamp: data.timestamp,
+    sentAt: data.sentAt,
+    receivedAt: data.receivedAt,
+    ip: data.ip,
+    elementsChain: elementsChainOf(source),
+    set: setText(source.$set, osAlias ? '$os_name' : undefined),
+    setOnce: setText(source.$set_once, osAlias ? '$initial_os_name' : undefined, initialOs),
+  };
 }

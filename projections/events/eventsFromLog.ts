@@ -3,7 +3,13 @@ import type { ChProjection } from '../../src/processing/clickhouseProjection.ts'
 import { chunkPositions } from '../../src/processing/logInClickHouse.ts';
 import { chString } from '../../src/runtime/postgresInClickHouse.ts';
 import { PERSON_UUID_NAMESPACE } from '../persons/personsFold.ts';
-import { CAPTURED_DATA_PARTS, PERSONLESS, propsReadable } from '../shared/capturedDataSql.ts';
+import {
+  CAPTURED_DATA_PARTS,
+  PERSON_SETS_PARTS,
+  PERSONLESS,
+  propsReadable,
+  withPersonSets,
+} from '../shared/capturedDataSql.ts';
 import type { DeletedEventsLookup, GroupTypesLookup } from './eventsProjection.ts';
 
 const GROUP_SLOTS = [0, 1, 2, 3, 4] as const;
@@ -48,12 +54,12 @@ export const eventsFromLogChunk =
     deleted: DeletedEventsLookup,
   ): NonNullable<ChProjection<EventCaptured>['fromLogChunk']> =>
   async (ch, chunk) => {
-    const parts = `${CAPTURED_DATA_PARTS},
+    const parts = `${CAPTURED_DATA_PARTS}, ${PERSON_SETS_PARTS},
       position(props, '"$groups":') > 0 AS _grouped,
       if(_grouped, JSONType(props, '$groups'), 'Null') AS _groups_type,
       if(_groups_type = 'Object' AND NOT ${PERSONLESS}, JSONExtractKeysAndValuesRaw(props, '$groups'), [])
         AS _groups,
-      cut_ok AND position(props, '"$group_') = 0
+      cut_ok AND sets_ok AND position(props, '"$group_') = 0
         AND ${propsReadable(['$groups'])} AND _groups_type != 'Array'
         AND arrayAll(x -> x.2 = 'null' OR match(x.2, ${SAFE_GROUP_KEY}), _groups)
         AND toUUIDOrNull(h.uuid) IS NOT NULL
@@ -98,8 +104,8 @@ export const eventsFromLogChunk =
         WITH ${parts}, ${extras} AS extras,
           hex(SHA1(concat(unhex('${PERSON_UUID_NAMESPACE.replaceAll('-', '')}'), toString(h.projectId), ':', h.distinctId))) AS _sha
         SELECT toUUID(h.uuid), h.event,
-          if(empty(extras), props, concat(substring(props, 1, length(props) - 1),
-            arrayStringConcat(arrayMap(x -> concat(',"$group_', toString(x.2 - 1), '":', x.3), extras)), '}')),
+          ${withPersonSets(`if(empty(extras), props, concat(substring(props, 1, length(props) - 1),
+            arrayStringConcat(arrayMap(x -> concat(',"$group_', toString(x.2 - 1), '":', x.3), extras)), '}'))`)},
           parseDateTime64BestEffort(t.timestamp, 6, 'UTC'), h.projectId, h.projectId, h.distinctId,
           toUUID(lower(concat(substring(_sha, 1, 12), '5', substring(_sha, 14, 3),
             hex(bitOr(bitAnd(reinterpretAsUInt8(unhex(substring(_sha, 17, 2))), 63), 128)), substring(_sha, 19, 14)))),

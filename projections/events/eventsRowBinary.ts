@@ -1,4 +1,5 @@
 import type { EventCaptured } from '../../commands/capture/model/eventCaptured.ts';
+import { propertiesText } from '../../commands/capture/model/personPropertiesFromEvent.ts';
 import type { RecordedEvent } from '../../src/core/event.ts';
 import { encodeRowBinary, type RowBinaryBody } from '../../src/runtime/rowBinary.ts';
 import { personUuidFor } from '../persons/personsFold.ts';
@@ -56,7 +57,7 @@ export const eventRow = (
   return [
     d.uuid,
     d.event,
-    JSON.stringify(d.properties),
+    propertiesText(d),
     d.timestamp,
     d.projectId,
     d.projectId,
@@ -90,7 +91,7 @@ export function encodeEventsRowBinary(
     const d = e.data;
     w.uuid(d.uuid);
     w.string(d.event);
-    w.string(JSON.stringify(d.properties));
+    w.string(propertiesText(d));
     w.dateTime64(d.timestamp);
     w.int64(d.projectId);
     w.int64(d.projectId);

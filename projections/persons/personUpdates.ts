@@ -1,3 +1,5 @@
+import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
+import { personSetsOf } from '../../commands/capture/model/personPropertiesFromEvent.ts';
 import { copyOf } from '../../src/core/objects.ts';
 
 /**
@@ -11,13 +13,17 @@ const asRecord = (v: unknown): Properties =>
 
 export type PersonUpdate = Readonly<{ set: Properties; setOnce: Properties; unset: string[] }>;
 
-/** $set/$set_once/$unset of an event's properties; $unset may be a list of keys or an object. */
-export function personUpdateOf(properties: Properties): PersonUpdate {
-  const rawUnset = properties.$unset;
+/**
+ * An event's $set/$set_once (with the copies ingestion adds, derived from the record) and
+ * $unset, which may be a list of keys or an object.
+ */
+export function personUpdateOf(d: EventCapturedData): PersonUpdate {
+  const rawUnset = d.properties.$unset;
   const unset = Array.isArray(rawUnset)
     ? rawUnset.filter((k): k is string => typeof k === 'string')
     : Object.keys(asRecord(rawUnset));
-  return { set: asRecord(properties.$set), setOnce: asRecord(properties.$set_once), unset };
+  const { set, setOnce } = personSetsOf(d);
+  return { set: set ?? {}, setOnce: setOnce ?? {}, unset };
 }
 
 /**

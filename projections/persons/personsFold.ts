@@ -246,7 +246,7 @@ function merge(ws: WorkingSet, d: EventCapturedData, otherId: string, dangerous:
   ws.links.push({ projectId: d.projectId, distinctId: intoId, otherId });
   const into = personOf(ws, d.projectId, intoId);
   const other = personOf(ws, d.projectId, otherId);
-  const update = personUpdateOf(d.properties);
+  const update = personUpdateOf(d);
   let target: PersonRow;
   if (!into && !other) {
     target = createPerson(
@@ -340,7 +340,7 @@ function applyCaptured(ws: WorkingSet, d: EventCapturedData): void {
   const request = mergeRequestOf(d);
   if (request) merge(ws, d, request.otherId, request.dangerous);
 
-  const update = personUpdateOf(p);
+  const update = personUpdateOf(d);
   const person = personOf(ws, d.projectId, d.distinctId);
   if (!person) {
     createPerson(

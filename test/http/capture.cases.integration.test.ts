@@ -3,6 +3,7 @@ import { accessDeps } from '../../commands/access/accessDeps.ts';
 import { createProject } from '../../commands/access/createProject.ts';
 import { ensureUser } from '../../commands/access/ensureUser.ts';
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
+import { propertiesWithPersonSets } from '../../commands/capture/model/personPropertiesFromEvent.ts';
 import { BOOTSTRAP_EMAIL } from '../../src/bootstrap.ts';
 import { CAPTURE_CASE_TOKENS, type CaptureCase, captureCases } from '../support/captureCases.ts';
 import {
@@ -270,7 +271,11 @@ async function capturedSince(position: bigint): Promise<EventCapturedData[]> {
     after: position,
     filter: { eventTypes: ['EventCaptured'] },
   });
-  return recorded.map((r) => r.data as EventCapturedData);
+  // as a reader sees them: with the person sets derived from the compact record
+  return recorded.map((r) => {
+    const d = r.data as EventCapturedData;
+    return { ...d, properties: propertiesWithPersonSets(d) };
+  });
 }
 const head = async () => {
   const p = await t.service.ctx.store.headPosition();

@@ -555,6 +555,55 @@ describe('read-back', () => {
   });
 });
 
+describe('the compact log', () => {
+  it('keeps what the client sent and GeoIP found; readers see the person sets PostHog stores', async () => {
+    const did = unique('compact');
+    const page = {
+      $browser: 'Firefox',
+      $os: 'Linux',
+      $current_url: 'https://example.com/pricing',
+      $raw_user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+      $ip: '81.2.69.142',
+      $set: { plan: 'pro' },
+    };
+    expectOk(
+      await send({
+        path: '/batch/',
+        body: JSON.stringify({
+          api_key: KEY,
+          batch: [{ ...ev(did), properties: { distinct_id: did, ...page } }],
+        }),
+      }),
+    );
+    const { rows } = await t.service.ctx.pool.query<{ data: string }>(
+      `SELECT data::text AS data FROM event_log WHERE type = 'EventCaptured' AND data->>'distinctId' = $1`,
+      [did],
+    );
+    const stored = JSON.parse(rows[0]!.data);
+    // the record: the client's set as it sent it, no copy of a property anywhere else
+    expect(stored.v).toBe(2);
+    expect(stored.geoip).toBe(true);
+    expect(stored.set).toBe('{"plan":"pro"}');
+    expect(stored.properties).not.toHaveProperty('$set');
+    expect(stored.properties).not.toHaveProperty('$set_once');
+    expect(rows[0]!.data.split('Gecko/20100101').length - 1).toBe(1);
+    // what the events list shows (and what the person got): PostHog's sets
+    const [read] = await readBackEvents(t, did, { source: 'rest' });
+    expect(read!.properties.$set).toMatchObject({
+      plan: 'pro',
+      $browser: 'Firefox',
+      $geoip_country_code: 'GB',
+      $raw_user_agent: page.$raw_user_agent,
+    });
+    expect(read!.properties.$set_once).toMatchObject({
+      $initial_browser: 'Firefox',
+      $initial_os: 'Linux',
+      $initial_current_url: 'https://example.com/pricing',
+      $initial_geoip_country_code: 'GB',
+    });
+  });
+});
+
 describe('timestamps', () => {
   /** Sends, and returns the window in which the server's "now" lay. */
   async function timed(req: RawRequest): Promise<{ before: number; after: number }> {

@@ -19,7 +19,7 @@ async function oneAtATime(queue: { QUERY_MAX_WAITING: string; QUERY_QUEUE_WAIT_M
   const t = await startTestService({ QUERY_MAX_RUNNING: '1', ...queue });
   services.push(t);
   /** POST /query with a HogQL text: its status, Retry-After, body and when it was answered. */
-  return async (query: string) => {
+  const hogql = async (query: string) => {
     const res = await fetch(`${t.url}/api/projects/${t.projectId}/query/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.personalApiKey}`, 'content-type': 'application/json' },
@@ -28,15 +28,27 @@ async function oneAtATime(queue: { QUERY_MAX_WAITING: string; QUERY_QUEUE_WAIT_M
     const body = await res.json();
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body, at: Date.now() };
   };
+  /** Sends a query; resolves once it holds the slot (the gate's gauge in /metrics says so) with its answer to come. */
+  const running = async (query: string) => {
+    const answer = hogql(query);
+    for (;;) {
+      const metrics = await (await fetch(`${t.url}/metrics`)).text();
+      if (/^hogstream_query_runs\{state="running"\} 1$/m.test(metrics)) return { answer };
+      await pause(20);
+    }
+  };
+  return { hogql, running };
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('synchronous /query runs, server-wide (QUERY_MAX_RUNNING)', () => {
   it('with no room to wait, a query beside a running one is refused at once: 503 with Retry-After', async () => {
-    const hogql = await oneAtATime({ QUERY_MAX_WAITING: '0', QUERY_QUEUE_WAIT_MS: '60000' });
-    const slow = hogql(SLOW);
-    await pause(300);
+    const { hogql, running } = await oneAtATime({
+      QUERY_MAX_WAITING: '0',
+      QUERY_QUEUE_WAIT_MS: '60000',
+    });
+    const slow = (await running(SLOW)).answer;
     const refused = await hogql('select 1');
     const done = await slow;
     expect(refused.status, JSON.stringify(refused.body)).toBe(503);
@@ -53,9 +65,11 @@ describe('synchronous /query runs, server-wide (QUERY_MAX_RUNNING)', () => {
   });
 
   it('a query that waits longer than QUERY_QUEUE_WAIT_MS for a slot: 503 with Retry-After', async () => {
-    const hogql = await oneAtATime({ QUERY_MAX_WAITING: '5', QUERY_QUEUE_WAIT_MS: '300' });
-    const slow = hogql(SLOW);
-    await pause(300);
+    const { hogql, running } = await oneAtATime({
+      QUERY_MAX_WAITING: '5',
+      QUERY_QUEUE_WAIT_MS: '300',
+    });
+    const slow = (await running(SLOW)).answer;
     const sent = Date.now();
     const waited = await hogql('select 3');
     const done = await slow;
@@ -68,9 +82,11 @@ describe('synchronous /query runs, server-wide (QUERY_MAX_RUNNING)', () => {
   });
 
   it('a query that finds a slot within QUERY_QUEUE_WAIT_MS runs once the running one ends', async () => {
-    const hogql = await oneAtATime({ QUERY_MAX_WAITING: '5', QUERY_QUEUE_WAIT_MS: '60000' });
-    const slow = hogql(SLOW);
-    await pause(300);
+    const { hogql, running } = await oneAtATime({
+      QUERY_MAX_WAITING: '5',
+      QUERY_QUEUE_WAIT_MS: '60000',
+    });
+    const slow = (await running(SLOW)).answer;
     const next = await hogql('select 4');
     const done = await slow;
     expect(next.status, JSON.stringify(next.body)).toBe(200);

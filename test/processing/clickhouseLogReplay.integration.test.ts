@@ -80,6 +80,36 @@ describe('rebuilding the ClickHouse read models with chDB reading the log', () =
       ev('personless', { $process_person_profile: false, $groups: { company: 'acme' } }),
       ev('sur\ud800rogate', { plain: true }),
     ]);
+    // the person sets readers derive from the compact record (GeoIP mirrored, automatic keys)
+    const web = {
+      $ip: '81.2.69.142',
+      $browser: 'Chrome',
+      $os: 'Mac OS X',
+      $current_url: 'https://example.com/a/b?c=d&e=%20',
+      $screen_height: 1080,
+      $viewport_width: 0.5,
+      utm_source: 'Zürich 😀 "news"',
+      gclid: null,
+    };
+    await capture(t, [
+      ev('web-1', web, '$pageview'),
+      ev('web-2', {
+        ...web,
+        $set: { plan: 'pro', $browser: 'mine', __proto__: 1 },
+        $set_once: { first: 1 },
+      }),
+      ev('web-3', { $os_name: 'iOS', $os: null, $set_once: { $initial_browser: 'kept' } }),
+      ev('web-4', { $is_server: true, $os: 'Linux', $os_version: '6', utm_medium: 'mail' }),
+      ev('web-5', { $browser: 'Safari', $set: {} }, '$snapshot'),
+      ev('web-6', { $ip: '81.2.69.142', $geoip_disable: true, $browser: 'Edge' }),
+      ev('web-7', { $ip: '81.2.69.142' }),
+      ev('web-8', { $set: 'not an object', $set_once: { $initial_geoip_city_name: 'x' } }),
+      // for Node: values ClickHouse prints its own way, a client set naming a GeoIP key
+      ev('web-node-1', { $referrer: 'a\u001fb' }),
+      ev('web-node-2', { $screen_width: 1e21 }),
+      ev('web-node-3', { $app_build: { nested: [1, 'x'] } }),
+      ev('web-node-4', { $ip: '81.2.69.142', $set: { $geoip_city_name: 'mine' } }),
+    ]);
     await capture(t, [ev('anon-1', { $set: { plan: 'free' } }, '$pageview')]);
     await capture(t, [
       ev('user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'u@example.com' } }, '$identify'),
@@ -138,8 +168,8 @@ describe('rebuilding the ClickHouse read models with chDB reading the log', () =
     const captured = live.events.length + 2; // the two deleted events are in the log
     // SQL built most rows; the ones it cannot reproduce went through Node
     expect(replayed['clickhouse:events']).toEqual({
-      inClickHouse: captured - 7,
-      inNode: 7, // utf8, number, array, manual, reordered, the two deleted
+      inClickHouse: captured - 11,
+      inNode: 11, // utf8, number, array, manual, reordered, the two deleted, web-node-1…4
     });
     expect(replayed['clickhouse:person_distinct_id']!.inNode).toBeGreaterThanOrEqual(2);
     expect(replayed['clickhouse:person_distinct_id']!.inClickHouse).toBeGreaterThan(10);

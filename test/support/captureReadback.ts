@@ -1,4 +1,5 @@
 import type { EventCapturedData } from '../../commands/capture/model/eventCaptured.ts';
+import { propertiesWithPersonSets } from '../../commands/capture/model/personPropertiesFromEvent.ts';
 import type { TestService } from './testService.ts';
 
 /**
@@ -110,7 +111,8 @@ export async function readFromLog(
       uuid: d.uuid,
       event: d.event,
       distinctId: d.distinctId,
-      properties: d.properties,
+      // as a reader sees them: with the person sets derived from the compact record
+      properties: propertiesWithPersonSets(d),
       timestamp: d.timestamp,
       elementsChain: d.elementsChain,
       projectId: d.projectId,

@@ -104,18 +104,10 @@ export function elementsToChain(elements: unknown): string {
   return elementsToString(extractElements(elements));
 }
 
-/**
- * §3.1 step 9: a non-empty string `$elements_chain` is used as is, otherwise `$elements` is converted;
- * both keys are removed from the returned properties (the input is not changed).
- */
-export function takeElementsChain(properties: Record<string, unknown>): {
-  elementsChain: string;
-  properties: Record<string, unknown>;
-} {
-  const { $elements_chain: chain, $elements: elements, ...rest } = properties;
-  const elementsChain =
-    typeof chain === 'string' && chain !== '' ? chain : elementsToChain(elements);
-  return { elementsChain, properties: rest };
+/** The event's elements chain: a non-empty `$elements_chain` as sent, else `$elements` converted. */
+export function elementsChainOf(properties: Record<string, unknown>): string {
+  const chain = properties.$elements_chain;
+  return typeof chain === 'string' && chain !== '' ? chain : elementsToChain(properties.$elements);
 }
 
 // Python's str.isspace() set: the split regex of Django's parser treats these as separators.

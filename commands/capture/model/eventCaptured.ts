@@ -11,9 +11,17 @@ export type EventCapturedData = {
   event: string;
   distinctId: string;
   /**
-   * Stored properties: top-level $set/$set_once merged into properties.$set/$set_once, $ip filled
-   * from the capture IP when absent, $geoip_* added (and mirrored into $set/$set_once), $sent_at;
-   * $elements and $elements_chain removed (the chain is in elementsChain).
+   * 2: the compact record (issue #27): `properties` without `$set` / `$set_once`, the client's
+   * sets in `set` / `setOnce`, the copies ingestion adds to them derived by readers
+   * (`personSetsOf`, `propertiesText` in personPropertiesFromEvent.ts). Absent in records of
+   * older releases, whose `properties` hold the merged sets.
+   */
+  v?: 2;
+  /** v2: GeoIP filled the `$geoip_*` properties (readers mirror them into the sets) */
+  geoip?: boolean;
+  /**
+   * Stored properties: $ip filled from the capture IP when absent, $geoip_* added, $sent_at;
+   * $elements and $elements_chain removed (the chain is in elementsChain); `$os` from `$os_name`.
    */
   properties: Record<string, unknown>;
   /** skew-corrected event time, ISO 8601 UTC with milliseconds */
@@ -25,6 +33,10 @@ export type EventCapturedData = {
   receivedAt: string;
   /** client IP: first X-Forwarded-For hop, else the socket address */
   ip: string | null;
+  /** v2: the client's `$set` (top-level and in properties, merged) as JSON text; null: none */
+  set?: string | null;
+  /** v2: the client's `$set_once`, the same way */
+  setOnce?: string | null;
 };
 
 export type EventCaptured = Event<'EventCaptured', EventCapturedData>;

@@ -1,9 +1,23 @@
 import { describe, expect, it } from 'vitest';
+import { enrichCapturedEvent } from '../../../commands/capture/enrichCapturedEvent.ts';
 import {
   AUTOMATIC_PERSON_PROPERTY_KEYS,
-  addAutomaticPersonProperties,
   initialKey,
-} from '../../../commands/capture/personPropertiesFromEvent.ts';
+  propertiesWithPersonSets,
+} from '../../../commands/capture/model/personPropertiesFromEvent.ts';
+
+const at = '2026-01-01T00:00:00.000Z';
+/** What a reader of capture's record of a `$pageview` with these properties gets (no GeoIP). */
+const addAutomaticPersonProperties = (properties: Record<string, unknown>) =>
+  propertiesWithPersonSets(
+    enrichCapturedEvent(
+      {
+        ...{ uuid: '0', projectId: 1, event: '$pageview', distinctId: 'd', properties },
+        ...{ timestamp: at, sentAt: null, receivedAt: at, ip: null },
+      },
+      () => null,
+    ),
+  );
 
 // Cases follow PostHog's `personInitialAndUTMProperties()` tests (nodejs ingestion).
 describe('addAutomaticPersonProperties', () => {
@@ -29,7 +43,7 @@ describe('addAutomaticPersonProperties', () => {
       $set: { $browser_version: 'manually $set value wins' },
       $set_once: { $initial_os_version: 'manually $set_once value wins' },
     };
-    const { $set, $set_once, ...unchanged } = properties;
+    const { $set, $set_once, $elements, ...unchanged } = properties;
     const result = addAutomaticPersonProperties(properties);
 
     expect(result).toEqual({
@@ -67,7 +81,8 @@ describe('addAutomaticPersonProperties', () => {
         $initial_utm_medium: 'twitter',
       },
     });
-    expect(result.$elements).toBe(elements);
+    // the elements become the event's chain (a column), not a property
+    expect(result).not.toHaveProperty('$elements');
   });
 
   it('does not mutate its input', () => {
@@ -87,9 +102,9 @@ describe('addAutomaticPersonProperties', () => {
     });
   });
 
-  it('returns the properties unchanged when no key is present', () => {
+  it('returns the properties unchanged when no key is present (a malformed $set counts as empty)', () => {
     const properties = { foo: 'bar', $set: 'not an object' };
-    expect(addAutomaticPersonProperties(properties)).toEqual(properties);
+    expect(addAutomaticPersonProperties(properties)).toEqual({ foo: 'bar', $set: {} });
   });
 
   it('replaces a malformed $set / $set_once once something is copied', () => {
@@ -183,7 +198,7 @@ describe('addAutomaticPersonProperties', () => {
   });
 
   it('covers every key of the current list with the $initial_ naming', () => {
-    expect(AUTOMATIC_PERSON_PROPERTY_KEYS).toHaveLength(44);
+    expect(AUTOMATIC_PERSON_PROPERTY_KEYS).toHaveLength(43); // $os_name is folded into $os
     const properties = Object.fromEntries(
       AUTOMATIC_PERSON_PROPERTY_KEYS.map((key) => [key, `v${key}`]),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_TO_PERSON_PROPERTIES } from '../../../commands/capture/personPropertiesFromEvent.ts';
+import { EVENT_TO_PERSON_PROPERTIES } from '../../../commands/capture/model/personPropertiesFromEvent.ts';
 import { GEOIP_FIELDS } from '../../../ingress/geoip.ts';
 import { FILTERED_PERSON_UPDATE_PROPERTIES } from '../../../projections/persons/filteredPersonUpdates.ts';
 import {
@@ -184,7 +184,8 @@ describe('filtered person updates in time travel', () => {
 
 describe('the filtered list', () => {
   it("is PostHog's: capture's page and device keys but not $app_* or campaigns, GeoIP but not country or city names", () => {
-    const automatic = new Set<string>(EVENT_TO_PERSON_PROPERTIES);
+    // PostHog's list also names $os_name, which capture folds into $os
+    const automatic = new Set<string>([...EVENT_TO_PERSON_PROPERTIES, '$os_name']);
     const geoip = new Set([
       ...GEOIP_FIELDS.map((f) => `$geoip_${f}`),
       // fields PostHog's GeoIP may add that this server's databases do not fill

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   chainToElements,
   type ElementView,
+  elementsChainOf,
   elementsToChain,
   elementsToString,
   extractElements,
-  takeElementsChain,
 } from '../../../../commands/capture/model/elementsChain.ts';
 
 const view = (order: number, fields: Partial<ElementView>): ElementView => ({
@@ -301,21 +301,16 @@ describe('chainToElements', () => {
   });
 });
 
-describe('takeElementsChain', () => {
-  it('prefers a non-empty $elements_chain and removes both keys', () => {
+describe('elementsChainOf', () => {
+  it('prefers a non-empty $elements_chain', () => {
     const input = { $elements_chain: 'a:nth-child="1"', $elements: [{ tag_name: 'b' }], x: 1 };
-    expect(takeElementsChain(input)).toEqual({
-      elementsChain: 'a:nth-child="1"',
-      properties: { x: 1 },
-    });
-    expect(input).toHaveProperty('$elements'); // input untouched
+    expect(elementsChainOf(input)).toBe('a:nth-child="1"');
   });
 
   it('converts $elements otherwise, and gives "" when there is neither', () => {
     expect(
-      takeElementsChain({ $elements_chain: '', $elements: [{ tag_name: 'b', nth_child: 1 }] })
-        .elementsChain,
+      elementsChainOf({ $elements_chain: '', $elements: [{ tag_name: 'b', nth_child: 1 }] }),
     ).toBe('b:nth-child="1"nth-of-type="0"');
-    expect(takeElementsChain({ y: 2 })).toEqual({ elementsChain: '', properties: { y: 2 } });
+    expect(elementsChainOf({ y: 2 })).toBe('');
   });
 });
