@@ -299,6 +299,7 @@ export async function createService(
             queryRoutes(
               { ctx, ch: clickhouse, hogql: { ch: clickhouse, pool: stores.pool } },
               { async: config.asyncQueryLimits, sync: config.queryGateLimits },
+              metrics,
             ),
           ]
         : []),

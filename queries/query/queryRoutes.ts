@@ -9,6 +9,7 @@ import { awaitNewest } from '../../src/appContext.ts';
 import { DomainFailure, fail, notFound } from '../../src/core/errors.ts';
 import { ApiErrorBody, errorResponses } from '../../src/http/apiError.ts';
 import { projectOf } from '../../src/http/apiScope.ts';
+import type { Metrics } from '../../src/http/metrics.ts';
 import { ProjectParams } from '../../src/http/params.ts';
 import { clickHouseQueryError } from '../../src/runtime/clickhouseErrors.ts';
 import { AsyncQueries, type AsyncQueryLimits } from './asyncQueries.ts';
@@ -45,6 +46,7 @@ export const queryRoutes =
   (
     deps: QueryDeps,
     limits: Readonly<{ async: AsyncQueryLimits; sync: QueryGateLimits }>,
+    metrics?: Pick<Metrics, 'gauge'>,
   ): FastifyPluginAsync =>
   async (base) => {
     const app = base.withTypeProvider<ZodTypeProvider>();
@@ -53,6 +55,16 @@ export const queryRoutes =
     const background = new AsyncQueries(limits.async, deps.ctx.now, describeFailure(app.log));
     // synchronous runs, server-wide (asynchronous ones are bounded per project by AsyncQueries)
     const gate = new QueryGate(limits.sync);
+    metrics?.gauge(
+      'hogstream_query_runs',
+      'Synchronous /query runs: running, and waiting for a slot (QUERY_MAX_RUNNING)',
+      ['state'],
+      async (set) => {
+        const { running, waiting } = gate.counts();
+        set({ state: 'running' }, running);
+        set({ state: 'waiting' }, waiting);
+      },
+    );
     app.addHook('onClose', async () => background.close());
     // PostHog's parser loads and warms at start, not in the first query (seconds on busy cores)
     warmParser().catch((error: unknown) =>
