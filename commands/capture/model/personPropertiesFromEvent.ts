@@ -137,32 +137,32 @@ export function personSetsOf(d: EventCapturedData): PersonSets {
   const set = parsedSet(d.set) ?? {};
   const sentSet = d.set !== null && d.set !== undefined;
   const sentOnce = parsedSet(d.setOnce);
-  const geoOnce: Properties = {};
-  const autoOnce: Properties = {};
+  const setOnce: Properties = {};
   const automatic = !WITHOUT_AUTOMATIC_PROPERTIES.includes(d.event);
   const isServer = p.$is_server === true;
+  const lifted = (key: string) =>
+    automatic && !(isServer && SERVER_OS.has(key)) ? AUTOMATIC.get(key) : undefined;
   let added = false;
+  // $set: GeoIP and automatic keys; $set_once: GeoIP's initials, then the client's
   for (const key in p) {
     const geoInitial = d.geoip ? GEOIP.get(key) : undefined;
     if (geoInitial !== undefined) {
       put(set, key, p[key]);
-      put(geoOnce, geoInitial, p[key]);
+      put(setOnce, geoInitial, p[key]);
       added = true;
-      continue;
-    }
-    const initial = automatic ? AUTOMATIC.get(key) : undefined;
-    if (initial === undefined || (isServer && SERVER_OS.has(key))) continue;
-    const value = p[key];
-    if (!has(set, key)) {
-      put(set, key, value);
+    } else if (lifted(key) !== undefined && !has(set, key)) {
+      put(set, key, p[key]);
       added = true;
     }
-    if (value !== null && value !== undefined && !has(sentOnce, initial))
-      put(autoOnce, initial, value);
   }
-  const setOnce = geoOnce;
   if (sentOnce) for (const key of Object.keys(sentOnce)) put(setOnce, key, sentOnce[key]);
-  for (const key of Object.keys(autoOnce)) put(setOnce, key, autoOnce[key]);
+  // …then the automatic initials the client's $set_once lacks
+  for (const key in p) {
+    const initial = lifted(key);
+    const value = p[key];
+    if (initial !== undefined && value !== null && value !== undefined && !has(sentOnce, initial))
+      put(setOnce, initial, value);
+  }
   const onceAdded =
     (d.setOnce !== null && d.setOnce !== undefined) || Object.keys(setOnce).length > 0;
   return { set: sentSet || added ? set : undefined, setOnce: onceAdded ? setOnce : undefined };

@@ -3,6 +3,7 @@ import { enrichCapturedEvent } from '../../../commands/capture/enrichCapturedEve
 import {
   AUTOMATIC_PERSON_PROPERTY_KEYS,
   initialKey,
+  propertiesText,
   propertiesWithPersonSets,
 } from '../../../commands/capture/model/personPropertiesFromEvent.ts';
 
@@ -219,5 +220,57 @@ describe('addAutomaticPersonProperties', () => {
       email: 'a@b.c',
     });
     expect(addAutomaticPersonProperties(properties)).toEqual({ $lib: 'web', email: 'a@b.c' });
+  });
+});
+
+describe('propertiesText', () => {
+  // the order is part of the format: ClickHouse's replay of the log builds the same text in SQL
+  const geo = { $geoip_city_name: 'Bracknell', $geoip_latitude: 51.4036 };
+  const record = (
+    properties: Record<string, unknown>,
+    extra: { set?: string | null; setOnce?: string | null; geoip?: boolean; event?: string } = {},
+  ) => ({
+    ...{
+      uuid: '0',
+      projectId: 1,
+      event: extra.event ?? '$pageview',
+      distinctId: 'd',
+      v: 2 as const,
+    },
+    ...{ geoip: extra.geoip ?? false, properties, timestamp: at, elementsChain: '' },
+    ...{
+      sentAt: null,
+      receivedAt: at,
+      ip: null,
+      set: extra.set ?? null,
+      setOnce: extra.setOnce ?? null,
+    },
+  });
+  it.each([
+    ['nothing to add', record({ a: 1 }), '{"a":1}'],
+    [
+      'the client sets first, then the added keys in the order of properties',
+      record(
+        { utm_source: 'u', gclid: null, $os: 'L' },
+        { set: '{"$os":"mine","p":1}', setOnce: '{"f":1}' },
+      ),
+      '{"utm_source":"u","gclid":null,"$os":"L","$set":{"$os":"mine","p":1,"utm_source":"u","gclid":null},' +
+        '"$set_once":{"f":1,"$initial_utm_source":"u","$initial_os":"L"}}',
+    ],
+    [
+      "GeoIP's initials first in $set_once",
+      record({ ...geo, $browser: 'x' }, { geoip: true, setOnce: '{"first":true}' }),
+      '{"$geoip_city_name":"Bracknell","$geoip_latitude":51.4036,"$browser":"x","$set":{"$geoip_city_name":"Bracknell",' +
+        '"$geoip_latitude":51.4036,"$browser":"x"},"$set_once":{"$initial_geoip_city_name":"Bracknell",' +
+        '"$initial_geoip_latitude":51.4036,"first":true,"$initial_browser":"x"}}',
+    ],
+    [
+      '$snapshot lifts nothing',
+      record({ $browser: 'x' }, { event: '$snapshot', set: '{}' }),
+      '{"$browser":"x","$set":{}}',
+    ],
+    ['empty properties', record({}, { set: '{"a":1}' }), '{"$set":{"a":1}}'],
+  ])('%s', (_name, d, text) => {
+    expect(propertiesText(d)).toBe(text);
   });
 });
