@@ -51,6 +51,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createClickHouseProjectionRunner } from './processing/clickhouseProjectionRunner.ts';
 import { parkedEventsReader } from './processing/parkedEvents.ts';
 import { createReadModelRunner } from './processing/partitionedRunner.ts';
+import { projectionBackpressure } from './processing/projectionBackpressure.ts';
 import { registerProjectionGauges } from './processing/projectionGauges.ts';
 import type { ProjectionRunner } from './processing/projectionRunner.ts';
 import { startRunners } from './processing/readModelVersions.ts';
@@ -253,7 +254,15 @@ export async function createService(
     config.decideBodyLimitBytes,
   );
   const capture = captureRoutes(
-    captureDeps(ctx, geoip, config.captureLimits, config.captureQuota),
+    {
+      ...captureDeps(ctx, geoip, config.captureLimits, config.captureQuota),
+      admit: projectionBackpressure(
+        runners,
+        ['persons', 'clickhouse:events', 'clickhouse:person_distinct_id'],
+        () => ctx.store.headPosition(),
+        config.captureBackpressure,
+      ),
+    },
     {
       capture: config.captureBodyLimitBytes,
       batch: config.batchBodyLimitBytes,

@@ -34,6 +34,8 @@ export type CaptureDeps = Readonly<{
   now: () => Date;
   limits: EventLimits;
   quota: ProjectQuota;
+  /** awaited before the append: waits (bounded) while the read models fed in memory lag far behind */
+  admit?: () => Promise<void>;
 }>;
 
 /** What one event may hold; a request with a larger event is refused (413) before anything is stored. */
@@ -256,6 +258,7 @@ export async function captureBatch(
       expectedRevision: 'any',
     });
   }
+  await deps.admit?.();
   await deps.committer.append(appends);
   return {
     ok: true,
