@@ -58,7 +58,8 @@ function setText(
  * capture alone can know — GeoIP's answer (`$geoip_*` and `geoip`), the elements chain — and no
  * copy a reader can derive: the person properties PostHog's ingestion adds to `$set` / `$set_once`
  * are computed where they are read (model/personPropertiesFromEvent.ts). `$os_name` is PostHog's
- * alias of `$os`: it fills a missing `$os` here, and leaves the client's sets.
+ * alias of `$os`: it fills a missing `$os` (a null one only as `$initial_os`), and PostHog drops
+ * it from the client's sets.
  * Built key by key into a new object: V8 grows an object's property store a few slots at a time,
  * so adding keys one by one to the decoded event cost more (in garbage collection) than a copy.
  */
@@ -75,7 +76,6 @@ export function enrichCapturedEvent(
     else properties[key] = source[key];
   }
   if (geo) assignInto(properties, geo.properties);
-  // `$os_name` stands in for a missing `$os`; for a null one, only in `$initial_os`
   const osName = source.$os_name;
   const osAlias = Object.hasOwn(source, '$os_name') && source.$is_server !== true;
   if (osAlias && !Object.hasOwn(properties, '$os')) properties.$os = osName;
