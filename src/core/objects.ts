@@ -8,20 +8,21 @@
  */
 type Plain = Record<string, unknown>;
 
-const defineOwn = (target: Plain, key: string, value: unknown) =>
-  Object.defineProperty(target, key, {
-    value,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
+/** Writes `key` as an own key, `__proto__` included (never as the prototype). */
+export const putOwn = (target: Plain, key: string, value: unknown) => {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  else target[key] = value;
+};
 
 /** `target` with `source`'s own enumerable string keys written into it, as `{ ...target, ...source }` orders them. */
 export function assignInto<T extends Plain>(target: T, source: Readonly<Plain>): T {
-  for (const key of Object.keys(source)) {
-    if (key === '__proto__') defineOwn(target, key, source[key]);
-    else (target as Plain)[key] = source[key];
-  }
+  for (const key of Object.keys(source)) putOwn(target, key, source[key]);
   return target;
 }
 

@@ -1,4 +1,5 @@
 import { GEOIP_FIELDS } from '../../../ingress/geoip.ts';
+import { putOwn } from '../../../src/core/objects.ts';
 import type { EventCapturedData } from './eventCaptured.ts';
 
 /**
@@ -109,18 +110,6 @@ const parsedSet = (text: string | null | undefined): Properties | undefined => {
   return isObject(value) ? value : {};
 };
 
-/** Writes `key` as an own key, `__proto__` included (never as the prototype). */
-const put = (target: Properties, key: string, value: unknown) => {
-  if (key === '__proto__')
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  else target[key] = value;
-};
-
 export type PersonSets = Readonly<{
   set: Properties | undefined;
   setOnce: Properties | undefined;
@@ -147,21 +136,21 @@ export function personSetsOf(d: EventCapturedData): PersonSets {
   for (const key in p) {
     const geoInitial = d.geoip ? GEOIP.get(key) : undefined;
     if (geoInitial !== undefined) {
-      put(set, key, p[key]);
-      put(setOnce, geoInitial, p[key]);
+      putOwn(set, key, p[key]);
+      putOwn(setOnce, geoInitial, p[key]);
       added = true;
     } else if (lifted(key) !== undefined && !has(set, key)) {
-      put(set, key, p[key]);
+      putOwn(set, key, p[key]);
       added = true;
     }
   }
-  if (sentOnce) for (const key of Object.keys(sentOnce)) put(setOnce, key, sentOnce[key]);
+  if (sentOnce) for (const key of Object.keys(sentOnce)) putOwn(setOnce, key, sentOnce[key]);
   // …then the automatic initials the client's $set_once lacks
   for (const key in p) {
     const initial = lifted(key);
     const value = p[key];
     if (initial !== undefined && value !== null && value !== undefined && !has(sentOnce, initial))
-      put(setOnce, initial, value);
+      putOwn(setOnce, initial, value);
   }
   const onceAdded =
     (d.setOnce !== null && d.setOnce !== undefined) || Object.keys(setOnce).length > 0;
