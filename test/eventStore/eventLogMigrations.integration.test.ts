@@ -23,11 +23,13 @@ const recorded = async (p: pg.Pool) =>
     await p.query<{ name: string }>(`SELECT name FROM ${EVENT_LOG_MIGRATIONS_TABLE} ORDER BY id`)
   ).rows.map((r) => r.name);
 
+const ALL = ['0001_event-log', '0002_event-log-inline-rows'];
+
 describe('event log migrations', () => {
   it('creates the log on an empty database, records it, and applies nothing the second time', async () => {
     const p = await pool();
-    expect(await migrateEventLog(p)).toEqual(['0001_event-log']);
-    expect(await recorded(p)).toEqual(['0001_event-log']);
+    expect(await migrateEventLog(p)).toEqual(ALL);
+    expect(await recorded(p)).toEqual(ALL);
     const columns = await p.query<{ column_name: string }>(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'event_log' ORDER BY ordinal_position`,
     );
@@ -42,7 +44,7 @@ describe('event log migrations', () => {
       'recorded_at',
     ]);
     expect(await migrateEventLog(p)).toEqual([]);
-    expect(await recorded(p)).toEqual(['0001_event-log']);
+    expect(await recorded(p)).toEqual(ALL);
   });
 
   it('takes a log an earlier release created (without migrations) as it is, events kept', async () => {
@@ -52,14 +54,38 @@ describe('event log migrations', () => {
       `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
        VALUES (gen_random_uuid(), 's-1', 0, 'Old', '{}', '{"occurredAt":"2026-01-01T00:00:00Z"}')`,
     );
-    expect(await migrateEventLog(p)).toEqual(['0001_event-log']);
+    expect(await migrateEventLog(p)).toEqual(ALL);
     expect((await p.query('SELECT type FROM event_log')).rows).toEqual([{ type: 'Old' }]);
   });
 
   it('lets only one of two starters run a migration', async () => {
     const p = await pool();
     const [a, b] = await Promise.all([migrateEventLog(p), migrateEventLog(p)]);
-    expect([...a, ...b]).toEqual(['0001_event-log']);
-    expect(await recorded(p)).toEqual(['0001_event-log']);
+    expect([...a, ...b].sort()).toEqual(ALL);
+    expect(await recorded(p)).toEqual(ALL);
+  });
+
+  it('stores a captured record of 2 to 4 KB without pglz: lz4 where Postgres has it, else inline', async () => {
+    const p = await pool();
+    await migrateEventLog(p);
+    const data = JSON.stringify({ properties: { text: 'x'.repeat(3000) } });
+    await p.query(
+      `INSERT INTO event_log (id, stream_name, revision, type, data, metadata)
+       VALUES (gen_random_uuid(), 's-1', 0, 'EventCaptured', $1, '{}')`,
+      [data],
+    );
+    const stored = await p.query<{ size: number; method: string | null }>(
+      `SELECT pg_column_size(data) AS size, pg_column_compression(data) AS method FROM event_log`,
+    );
+    const lz4 = await p
+      .query(
+        `SELECT 'a'::text COLLATE "C" AS x INTO TEMP lz4_probe; ALTER TABLE lz4_probe ALTER COLUMN x SET COMPRESSION lz4`,
+      )
+      .then(
+        () => true,
+        () => false,
+      );
+    expect(stored.rows[0]!.method).toBe(lz4 ? 'lz4' : null);
+    if (!lz4) expect(stored.rows[0]!.size).toBe(data.length + 4);
   });
 });
