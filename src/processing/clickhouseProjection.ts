@@ -18,6 +18,11 @@ export type ChProjection<E extends Event = Event> = Readonly<{
   drop: (database: string) => string[];
   /** the tables `ddl` creates: a rebuild beside a running server builds them elsewhere and swaps them in */
   tables: readonly string[];
+  /**
+   * MergeTree settings by table, for how the table is written (not what it holds): set on new and
+   * existing tables alike at every start, each only where the server knows it (see `createTables`)
+   */
+  tableSettings?: Readonly<Record<string, Readonly<Record<string, number>>>>;
   insert(
     ch: ClickHouse,
     events: readonly RecordedEvent<E>[],
@@ -62,6 +67,33 @@ export const dedupSettings = (token: DedupToken) =>
 /** Declares a ClickHouse projection; `E` types `filter.eventTypes` and the events `insert` gets. */
 export const chProjection = <E extends Event>(projection: ChProjection<E>): ChProjection<E> =>
   projection;
+
+/**
+ * Creates the projection's tables in `database` (if missing) and sets its `tableSettings`. A
+ * setting this server does not list in `system.merge_tree_settings` (an older ClickHouse) is left
+ * out: such settings tune merges, and the table works the same without them.
+ */
+export async function createTables(
+  ch: ClickHouse,
+  projection: ChProjection,
+  database: string,
+): Promise<void> {
+  for (const statement of projection.ddl(database)) await ch.client.command({ query: statement });
+  const byTable = Object.entries(projection.tableSettings ?? {});
+  if (byTable.length === 0) return;
+  const result = await ch.client.query({
+    query: 'SELECT name FROM system.merge_tree_settings',
+    format: 'JSONEachRow',
+  });
+  const known = new Set(((await result.json()) as { name: string }[]).map((r) => r.name));
+  for (const [table, settings] of byTable) {
+    const set = Object.entries(settings).filter(([name]) => known.has(name));
+    if (set.length > 0)
+      await ch.client.command({
+        query: `ALTER TABLE ${database}.${table} MODIFY SETTING ${set.map(([k, v]) => `${k} = ${v}`).join(', ')}`,
+      });
+  }
+}
 
 /** Any read model a runner keeps: what read-your-writes waits on. */
 export type ReadModel = Pick<PgProjection, 'name' | 'schema'> | Pick<ChProjection, 'name' | 'ddl'>;

@@ -4,7 +4,7 @@ import { type Queryable, withTransaction } from '../db/postgres.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
 import { createBatchingSubscriber } from './batchingSubscriber.ts';
-import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
+import { type ChProjection, chCheckpointId, createTables } from './clickhouseProjection.ts';
 import { errorText, recordParked } from './parkedEvents.ts';
 import { isTransientFailure } from './poisonEvents.ts';
 import type { ProjectionRunner, RunnerOptions } from './projectionRunner.ts';
@@ -128,8 +128,7 @@ export function createClickHouseProjectionRunner(
   return {
     name: `clickhouse:${projection.name}`,
     async start() {
-      for (const statement of projection.ddl(ch.database))
-        await ch.client.command({ query: statement });
+      await createTables(ch, projection, ch.database);
       stopping = false;
       standbyLoop = (async () => {
         while (!stopping) {

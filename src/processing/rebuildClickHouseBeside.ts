@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../core/event.ts';
 import { withTransaction } from '../db/postgres.ts';
 import type { AllFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { ClickHouse } from '../runtime/clickhouse.ts';
-import { type ChProjection, chCheckpointId } from './clickhouseProjection.ts';
+import { type ChProjection, chCheckpointId, createTables } from './clickhouseProjection.ts';
 import { type LogInClickHouse, reachesLog, withLogChunk } from './logInClickHouse.ts';
 import { recordParked } from './parkedEvents.ts';
 import { applyOrPark } from './poisonEvents.ts';
@@ -90,8 +90,7 @@ export async function rebuildClickHouseModelsBeside(deps: {
   try {
     for (const { projection, shadow } of models) {
       await ch.client.command({ query: `CREATE DATABASE ${shadow.database}` });
-      for (const statement of projection.ddl(shadow.database))
-        await ch.client.command({ query: statement });
+      await createTables(ch, projection, shadow.database);
     }
     let position = -1n;
     let head = await store.headPosition();
@@ -201,8 +200,7 @@ export async function rebuildClickHouseModelsBeside(deps: {
       await replay(head);
       for (const { projection, shadow, parked } of models) {
         // a data dir no runner has started on yet (a `log import`, then `rebuild`) has no live tables
-        for (const statement of projection.ddl(ch.database))
-          await ch.client.command({ query: statement });
+        await createTables(ch, projection, ch.database);
         for (const table of projection.tables)
           await ch.client.command({
             query: `EXCHANGE TABLES ${ch.database}.${table} AND ${shadow.database}.${table}`,
