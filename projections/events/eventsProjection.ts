@@ -42,10 +42,10 @@ export const eventsProjection = chProjection<EventCaptured>({
   ],
   drop: (db) => [`DROP TABLE IF EXISTS ${db}.events`],
   tables: ['events'],
-  // Merges were most of chDB's CPU under capture load (≈ 45 of 90 µs a row, issue #27): parts stay
+  // Merges were most of chDB's CPU under capture load (≈ 50 of 90 µs a row, issue #27): parts stay
   // compact (one file, not one a column) up to 256 MiB, and each merge takes more parts at once
-  // (base 5 → 8), so a row is rewritten fewer times. bench/chMerges.ts: ≈ 90 → 68 µs a row, inserts
-  // and merges (docs/PERFORMANCE.md "Issue #27, sixth part").
+  // (base 5 → 8), so a row is rewritten fewer times. bench/chMerges.ts: medians 89 → 76 µs a
+  // row, inserts and merges (docs/PERFORMANCE.md "Issue #27, sixth part").
   tableSettings: {
     events: { min_bytes_for_wide_part: 268_435_456, merge_selector_base: 8 },
   },

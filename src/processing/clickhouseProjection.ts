@@ -20,7 +20,8 @@ export type ChProjection<E extends Event = Event> = Readonly<{
   tables: readonly string[];
   /**
    * MergeTree settings by table, for how the table is written (not what it holds): set on new and
-   * existing tables alike at every start, each only where the server knows it (see `createTables`)
+   * existing tables alike at every start of the runner, each only where the server knows it (see
+   * `createTables`); a rebuild's shadow tables get them once swapped in
    */
   tableSettings?: Readonly<Record<string, Readonly<Record<string, number>>>>;
   insert(

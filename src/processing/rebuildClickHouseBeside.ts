@@ -90,7 +90,10 @@ export async function rebuildClickHouseModelsBeside(deps: {
   try {
     for (const { projection, shadow } of models) {
       await ch.client.command({ query: `CREATE DATABASE ${shadow.database}` });
-      await createTables(ch, projection, shadow.database);
+      // without tableSettings: those tune merges under small live inserts, and a replay writes few
+      // large ones (it measured slower with them); the runner sets them once the tables are swapped in
+      for (const statement of projection.ddl(shadow.database))
+        await ch.client.command({ query: statement });
     }
     let position = -1n;
     let head = await store.headPosition();
