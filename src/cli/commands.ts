@@ -302,9 +302,24 @@ async function rebuildClickHouse(
   }
 }
 
+/**
+ * How long the CLI waits for a Postgres session (at least): it is a batch job, not an answer to a
+ * client that should get a 503 soon. A rebuild beside a server saturating the machine failed at
+ * its save after all its work, opening its save connections ("timeout exceeded when trying to
+ * connect", PG_CONNECT_TIMEOUT_MS's 2 s; seen three times under bench:rebuild, issue #27).
+ */
+const CLI_CONNECT_MS = 30_000;
+
 /** Opens the stores (and the projections the command needs), runs the command and prints its answer. */
 export async function runCommand(positionals: string[], values: Options): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  const config = {
+    ...loaded,
+    postgresTimeouts: {
+      ...loaded.postgresTimeouts,
+      connectMs: Math.max(loaded.postgresTimeouts.connectMs, CLI_CONNECT_MS),
+    },
+  };
   const pgProjections = pgProjectionsFor(config.ingestionWorkers);
   const stores = await openStores(config, pgProjections);
   // The CLI projects what it writes itself, so it works with or without a server on the same data.
