@@ -19,6 +19,7 @@ import type { RecordedEvent } from '../src/core/event.ts';
 import { createTables } from '../src/processing/clickhouseProjection.ts';
 import { openClickHouse } from '../src/runtime/clickhouse.ts';
 import { capturedData } from './support/capturedEvents.ts';
+import { sampleCpu } from './support/cpu.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -65,13 +66,11 @@ const bodies = Array.from({ length: 20 }, (_, b) => {
   return bytes;
 });
 
-const ticksOf = (file: string) => {
-  const stat = fs.readFileSync(file, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000; // µs (USER_HZ 100)
+/** CPU µs of every thread of this process but the main one: chDB's */
+const chdbCpu = () => {
+  const s = sampleCpu(process.pid);
+  return (s.process - s.mainThread) * 1e6;
 };
-const chdbCpu = () =>
-  ticksOf(`/proc/${process.pid}/stat`) - ticksOf(`/proc/${process.pid}/task/${process.pid}/stat`);
 const rowsOf = async <T>(query: string) =>
   (await (await ch.client.query({ query, format: 'JSONEachRow' })).json()) as T[];
 
