@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, inflate } from 'node:zlib';
 import { validation } from '../src/core/errors.ts';
-import { DEFAULT_MAX_DECODED_BYTES, inflateBody } from './decodeRequestBody.ts';
+import { DEFAULT_MAX_DECODED_BYTES, inflateBody, inflateOptions } from './decodeRequestBody.ts';
 import { type CaptureFailure, invalidPayload, payloadTooLarge } from './ingressErrors.ts';
 
 const inflateAsync = promisify(inflate);
@@ -35,7 +35,7 @@ export async function decodeContentEncoding(
       ),
     };
   try {
-    return await decoder(body, { maxOutputLength: max });
+    return await decoder(body, inflateOptions(body, max));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return payloadTooLarge(max);
     return invalidPayload(`Failed to decode request body: not a ${name} stream.`);
