@@ -91,10 +91,10 @@ const ConfigSchema = z.object({
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: z.coerce.number().int().min(0).default(100_000),
   /** events a project may capture at once above its rate */
   CAPTURE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(1_000_000),
-  /** log positions the read models fed in memory may lag before capture waits to append */
-  CAPTURE_BACKLOG_MAX: z.coerce.number().int().min(1).default(20_000),
-  /** longest a capture request waits for them (then it appends anyway); 0, the default: never waits */
-  CAPTURE_BACKLOG_WAIT_MS: z.coerce.number().int().min(0).default(0),
+  /** log positions the read models fed in memory may lag (with the requests let go) before capture waits */
+  CAPTURE_BACKLOG_MAX: z.coerce.number().int().min(1).default(5_000),
+  /** longest a capture request waits for them (then it goes on anyway); 0: never waits */
+  CAPTURE_BACKLOG_WAIT_MS: z.coerce.number().int().min(0).default(5_000),
   /** bytes of event data one page of the events list may carry; a page of larger events is cut short (with a next link) */
   EVENTS_PAGE_MAX_BYTES: z.coerce
     .number()
@@ -173,8 +173,8 @@ const SETTINGS: Record<keyof z.input<typeof ConfigSchema>, string> = {
   CAPTURE_MAX_EVENT_PROPERTIES: 'most properties + $set + $set_once keys of one event; more: 413',
   CAPTURE_RATE_LIMIT_EVENTS_PER_SECOND: 'events a second one project may capture (0: no limit)',
   CAPTURE_RATE_LIMIT_BURST: 'events a project may capture at once above its rate',
-  CAPTURE_BACKLOG_MAX: 'log positions the read models may lag before capture waits to append',
-  CAPTURE_BACKLOG_WAIT_MS: 'longest a capture request waits for them (then appends; 0: never)',
+  CAPTURE_BACKLOG_MAX: 'log positions the read models may lag before capture waits',
+  CAPTURE_BACKLOG_WAIT_MS: 'longest a capture request waits for them (then goes on; 0: never)',
   EVENTS_PAGE_MAX_BYTES:
     'event bytes of an events-list page the server holds at once (a larger page is sent in parts)',
   QUERY_MAX_RUNNING: 'synchronous /query runs at once, server-wide (more wait)',

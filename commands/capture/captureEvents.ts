@@ -34,8 +34,12 @@ export type CaptureDeps = Readonly<{
   now: () => Date;
   limits: EventLimits;
   quota: ProjectQuota;
-  /** awaited before the append: waits (bounded) while the read models fed in memory lag far behind */
-  admit?: () => Promise<void>;
+  /**
+   * awaited by each entry point before it decodes a body: waits (bounded) while the read models
+   * fed in memory lag far behind (src/processing/projectionBackpressure.ts); the callback it
+   * resolves to is told, once the request is done, how many events it appended
+   */
+  admit?: () => Promise<(appendedEvents: number) => void>;
 }>;
 
 /** What one event may hold; a request with a larger event is refused (413) before anything is stored. */
@@ -134,17 +138,38 @@ export async function captureEvents(
   request: RawCaptureRequest,
   ip: string | null,
 ): Promise<CaptureOutcome> {
-  const inflated = await inflateBody(request.body);
-  if (inflated === 'too_large') return payloadTooLarge(DEFAULT_MAX_DECODED_BYTES);
-  const decoded = decodeCaptureRequest(request, inflated ? { inflatedBody: inflated } : {});
-  if (!decoded.ok) return decoded;
-  const batch = parseCaptureBatch(decoded.payload, {
-    path: request.path,
-    form: decoded.form,
-    query: request.query,
+  return whenAdmitted(deps, async () => {
+    const inflated = await inflateBody(request.body);
+    if (inflated === 'too_large') return payloadTooLarge(DEFAULT_MAX_DECODED_BYTES);
+    const decoded = decodeCaptureRequest(request, inflated ? { inflatedBody: inflated } : {});
+    if (!decoded.ok) return decoded;
+    const batch = parseCaptureBatch(decoded.payload, {
+      path: request.path,
+      form: decoded.form,
+      query: request.query,
+    });
+    if (!batch.ok) return batch;
+    return captureBatch(deps, batch, { ...request, textLength: decoded.textLength }, ip);
   });
-  if (!batch.ok) return batch;
-  return captureBatch(deps, batch, { ...request, textLength: decoded.textLength }, ip);
+}
+
+/**
+ * Runs one request's capture once the backpressure lets it (`deps.admit`), before anything is
+ * decoded, and tells it how many events went into the log, whatever the outcome.
+ */
+export async function whenAdmitted<T extends CaptureOutcome>(
+  deps: Pick<CaptureDeps, 'admit'>,
+  capture: () => Promise<T>,
+): Promise<T> {
+  const admitted = await deps.admit?.();
+  let appended = 0;
+  try {
+    const outcome = await capture();
+    if (outcome.ok) appended = outcome.accepted;
+    return outcome;
+  } finally {
+    admitted?.(appended);
+  }
 }
 
 /** Told which events of `batch.items` were dropped (by index), with the type of the warning each left. */
@@ -258,7 +283,6 @@ export async function captureBatch(
       expectedRevision: 'any',
     });
   }
-  await deps.admit?.();
   await deps.committer.append(appends);
   return {
     ok: true,

@@ -5,8 +5,13 @@ import { decodeContentEncoding } from '../../ingress/contentEncoding.ts';
 import { decodeCaptureRequest } from '../../ingress/decodeRequestBody.ts';
 import { clientIp } from '../../ingress/requestContext.ts';
 import { ApiErrorBody, httpError } from '../../src/http/apiError.ts';
-import { type CaptureDeps, captureBatch } from './captureEvents.ts';
-import { parseCaptureV1Batch } from './parseCaptureV1Batch.ts';
+import {
+  type CaptureDeps,
+  type CaptureOutcome,
+  captureBatch,
+  whenAdmitted,
+} from './captureEvents.ts';
+import { type CaptureV1Result, parseCaptureV1Batch } from './parseCaptureV1Batch.ts';
 
 export const CAPTURE_V1_PATH = '/i/v1/analytics/events';
 
@@ -56,42 +61,42 @@ export function registerCaptureV1Route(
       },
     },
     async (request, reply) => {
-      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const bytes = await decodeContentEncoding(raw, header(request.headers['content-encoding']));
-      if (!Buffer.isBuffer(bytes))
-        return reply.status(httpError(bytes.error).status).send(httpError(bytes.error).body);
-      // The legacy decoder reads the JSON (UTF-8, depth, large bodies in pieces, unstorable text).
-      const decoded = decodeCaptureRequest({
-        method: 'POST',
-        path: CAPTURE_V1_PATH,
-        query: {},
-        headers: { 'content-type': 'application/json' },
-        body: bytes,
-      });
-      const parsed = decoded.ok
-        ? parseCaptureV1Batch(decoded.payload, {
-            authorization: header(request.headers.authorization),
-            sdkInfo: header(request.headers['posthog-sdk-info']),
-            requestTimestamp: header(request.headers['posthog-request-timestamp']),
-          })
-        : decoded;
-      if (!parsed.ok) {
-        const { status, body } = httpError(parsed.error);
-        return reply.status(status).send(body);
-      }
-      const { results, itemUuids } = parsed;
-      const outcome = await captureBatch(
-        deps,
-        parsed.batch,
-        {
+      let results = new Map<string, CaptureV1Result>();
+      const outcome = await whenAdmitted(deps, async (): Promise<CaptureOutcome> => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const bytes = await decodeContentEncoding(raw, header(request.headers['content-encoding']));
+        if (!Buffer.isBuffer(bytes)) return bytes;
+        // The legacy decoder reads the JSON (UTF-8, depth, large bodies in pieces, unstorable text).
+        const decoded = decodeCaptureRequest({
+          method: 'POST',
           path: CAPTURE_V1_PATH,
           query: {},
-          requestId: header(request.headers['posthog-request-id']) ?? undefined,
-          textLength: decoded.ok ? decoded.textLength : 0,
-        },
-        clientIp(request.headers, request.socket.remoteAddress),
-        (index, reason) => results.set(itemUuids[index]!, { result: 'drop', details: reason }),
-      );
+          headers: { 'content-type': 'application/json' },
+          body: bytes,
+        });
+        const parsed = decoded.ok
+          ? parseCaptureV1Batch(decoded.payload, {
+              authorization: header(request.headers.authorization),
+              sdkInfo: header(request.headers['posthog-sdk-info']),
+              requestTimestamp: header(request.headers['posthog-request-timestamp']),
+            })
+          : decoded;
+        if (!parsed.ok) return parsed;
+        results = parsed.results;
+        const { itemUuids } = parsed;
+        return captureBatch(
+          deps,
+          parsed.batch,
+          {
+            path: CAPTURE_V1_PATH,
+            query: {},
+            requestId: header(request.headers['posthog-request-id']) ?? undefined,
+            textLength: decoded.ok ? decoded.textLength : 0,
+          },
+          clientIp(request.headers, request.socket.remoteAddress),
+          (index, reason) => results.set(itemUuids[index]!, { result: 'drop', details: reason }),
+        );
+      });
       if (!outcome.ok) {
         const { status, body } = httpError(outcome.error);
         return reply.status(status).send(body);
