@@ -9,12 +9,15 @@ export type AppendNotifier = {
 
 /**
  * LISTEN/NOTIFY carries appends made by other processes (the CLI beside a running server); the
- * poll interval is only a safety net for a dropped listener connection.
+ * poll interval is only a safety net for a dropped listener connection. A notification's payload
+ * is the append's last position: `isNews` says whether it tells this process anything (its own
+ * appends come back too, already handed over in memory); one that does not wakes nobody.
  */
 export function createAppendNotifier(
   pool: pg.Pool,
   channel: string,
   pollMs = 1000,
+  isNews: (payload: string | undefined) => boolean = () => true,
 ): AppendNotifier {
   let waiters: Array<() => void> = [];
   let listener: pg.PoolClient | undefined;
@@ -44,7 +47,9 @@ export function createAppendNotifier(
       }
       const state = { released: false };
       if (closed) return releaseOnce(client, state, false);
-      client.on('notification', wake);
+      client.on('notification', (message: pg.Notification) => {
+        if (isNews(message.payload)) wake();
+      });
       client.on('error', () => {
         if (listener === client) listener = undefined;
         connecting = undefined;

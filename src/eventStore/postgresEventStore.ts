@@ -112,7 +112,13 @@ export function createPostgresEventStore(
   pool: pg.Pool,
   options: { liveTail?: { capacity?: number; fetch?: number } } = {},
 ): EventStore & { notifier: AppendNotifier } {
-  const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL);
+  const notifier = createAppendNotifier(pool, NOTIFY_CHANNEL, 1000, (payload) => {
+    try {
+      return tail.announce(BigInt(payload ?? ''));
+    } catch {
+      return true; // not a position: wake, as before positions were announced
+    }
+  });
 
   /**
    * All streams of a batch in one transaction of three requests: begin (lock, heads, known ids,

@@ -156,7 +156,35 @@ describe('postgres event log: a narrow reader behind the shared window', () => {
     await store.appendToStream('narrow-b', [{ type: 'Rare', data: { n: 1 }, metadata: meta }], {
       expectedRevision: 'any',
     });
+    // another process's append, announced as its NOTIFY does
+    expect(tail.announce(await store.headPosition())).toBe(true);
     const third = await tail.read(second.scannedTo, 1000, rare);
     expect(third.events.map((e) => e.data)).toEqual([{ n: 1 }]);
+  });
+
+  it('asks the log only when an append was announced, or a second after it last did', async () => {
+    const store = await open();
+    const meta = { occurredAt: new Date().toISOString() };
+    const reads: ReadAllOptions[] = [];
+    const tail = createLiveTail(
+      (options) => {
+        reads.push(options);
+        return store.readAll(options);
+      },
+      () => store.headPosition(),
+    );
+    const rare = { eventTypes: ['Rare'] };
+    const first = await tail.read(-1n, 1000, rare);
+    const before = reads.length;
+    for (let i = 0; i < 5; i++) await tail.read(first.scannedTo, 1000, rare); // wakes with no news
+    expect(reads).toHaveLength(before);
+    // An append whose announcement was missed (a dropped listener) is found within a second.
+    await store.appendToStream('narrow-c', [{ type: 'Rare', data: { n: 2 }, metadata: meta }], {
+      expectedRevision: 'any',
+    });
+    expect((await tail.read(first.scannedTo, 1000, rare)).events).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const late = await tail.read(first.scannedTo, 1000, rare);
+    expect(late.events.map((e) => e.data)).toEqual([{ n: 2 }]);
   });
 });
