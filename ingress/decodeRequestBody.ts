@@ -57,7 +57,7 @@ export const DEFAULT_MAX_DECODED_BYTES = 32 * 1024 * 1024;
 /**
  * zlib's options for a body: the cap, and output chunks sized to the input. zlib's default 16 KiB
  * chunks cost a round trip each (a thread-pool job, a JS callback, a Buffer): a 100 KB gzip bomb
- * took 120–450 ms of CPU to reach the 32 MiB cap, 25–40 ms with 256 KiB chunks. Small bodies keep
+ * took 75–300 ms to reach the 32 MiB cap, 12–30 ms with 400 KiB chunks. Small bodies keep
  * small chunks (JSON inflates 5–10×), so an everyday request allocates no more than before.
  */
 export const inflateOptions = (compressed: Buffer, max: number) => ({

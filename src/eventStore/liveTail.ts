@@ -42,7 +42,7 @@ export function createLiveTail(
   let knownThrough = -1n;
   let held: PublishedAppend[] = [];
   let filling: Promise<number> | undefined;
-  /** the highest last position other processes' appends announced (LISTEN/NOTIFY) */
+  /** the highest last position an append announced (NOTIFY: any process, this one included) */
   let announced = -1n;
   let lastFill = 0;
 
@@ -111,13 +111,6 @@ export function createLiveTail(
 
   return {
     /**
-     * A committed append of this process. Every position up to `previousDrawn` was drawn by an append
-     * that had finished (committed or rolled back) before this one took the log's lock, so when the
-     * tail accounts for all of them this append's events follow on directly. Otherwise (another
-     * process appended in between, or an earlier append of ours has not been published yet) it is
-     * held until it does follow on; what never does is read from the log by the next fill.
-     */
-    /**
      * An append announced by its last position (NOTIFY, any process, this one included). Says
      * whether it is news: past what the tail accounts for, so that a reader must ask the log.
      */
@@ -125,6 +118,13 @@ export function createLiveTail(
       if (lastPosition > announced) announced = lastPosition;
       return lastPosition > knownThrough;
     },
+    /**
+     * A committed append of this process. Every position up to `previousDrawn` was drawn by an append
+     * that had finished (committed or rolled back) before this one took the log's lock, so when the
+     * tail accounts for all of them this append's events follow on directly. Otherwise (another
+     * process appended in between, or an earlier append of ours has not been published yet) it is
+     * held until it does follow on; what never does is read from the log by the next fill.
+     */
     publish(append: PublishedAppend): void {
       if (after === undefined || append.lastDrawn <= upTo) return; // no reader yet, or read already
       held.push(append);
